@@ -1,0 +1,166 @@
+/*
+ * loom/loom.h -- the public C API of libloom for applications (infer-run, tests, embedders).
+ *
+ * C99. Shares the data-type and status enums with the plugin ABI (loom/plugin.h).
+ * Every function that can fail returns loom_status_t*: NULL on success, otherwise an error the
+ * caller frees with loom_status_free. Out-parameters come last.
+ *
+ * Thread-safety: a runtime may be used from several threads for loading models and creating
+ * sessions. One session runs one inference at a time (loom_session_run serializes).
+ */
+#ifndef LOOM_LOOM_H
+#define LOOM_LOOM_H
+
+#include <loom/plugin.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define LOOM_API __declspec(dllimport)
+#else
+#define LOOM_API __attribute__((visibility("default")))
+#endif
+
+typedef struct loom_runtime_t loom_runtime_t;
+typedef struct loom_model_t loom_model_t;
+typedef struct loom_session_t loom_session_t;
+
+/* Library version, e.g. "0.1.0". Static storage. */
+LOOM_API const char* loom_version(void);
+
+/* ---- status --------------------------------------------------------------------------- */
+LOOM_API loom_status_code_t loom_status_code(const loom_status_t* status);
+LOOM_API const char* loom_status_message(const loom_status_t* status); /* owned by status */
+LOOM_API void loom_status_free(loom_status_t* status);                 /* NULL is fine */
+
+/* ---- runtime: plugin discovery -------------------------------------------------------- */
+
+typedef void (*loom_log_fn)(void* user, loom_log_level_t level, const char* source,
+                            const char* message);
+
+typedef struct loom_runtime_options_t {
+  size_t struct_size;
+  /* Explicit plugins (files or directories), searched first. A file named here that fails to
+   * load is recorded with explicit_request = true. */
+  size_t num_plugin_paths;
+  const char* const* plugin_paths;
+  bool use_env_path;       /* honour LOOM_PLUGIN_PATH (':'-separated; ignored when setuid) */
+  bool use_default_paths;  /* the install directory next to libloom, then the build tree */
+  loom_log_level_t log_level; /* messages below it are dropped */
+  loom_log_fn log_fn;      /* NULL: messages go to stderr as "loom: <level>: <message>" */
+  void* log_user;
+} loom_runtime_options_t;
+
+/* Loads plugins. Plugin problems never fail this call: they are recorded per plugin. */
+LOOM_API loom_status_t* loom_runtime_create(const loom_runtime_options_t* options,
+                                            loom_runtime_t** out);
+LOOM_API void loom_runtime_destroy(loom_runtime_t* runtime); /* after all models/sessions */
+
+typedef struct loom_plugin_record_t {
+  size_t struct_size;
+  const char* path;         /* file that was tried */
+  bool loaded;
+  bool explicit_request;    /* named by the user (options.plugin_paths) */
+  const char* name;         /* "" when it never got that far */
+  const char* version;
+  uint32_t abi_version;     /* the plugin's, 0 when unknown */
+  const char* registered;   /* e.g. "format onnx; device cpu" */
+  const char* error;        /* one line, "" when loaded */
+} loom_plugin_record_t;
+
+/* Strings stay valid while the runtime lives. */
+LOOM_API size_t loom_runtime_num_plugins(const loom_runtime_t* runtime);
+LOOM_API loom_status_t* loom_runtime_plugin(const loom_runtime_t* runtime, size_t index,
+                                            loom_plugin_record_t* out);
+
+/* Calls fn once per device instance of every loaded device plugin. */
+LOOM_API void loom_runtime_list_devices(loom_runtime_t* runtime,
+                                        void (*fn)(void* user, const char* family,
+                                                   const loom_device_info_t* info),
+                                        void* user);
+
+/* ---- models --------------------------------------------------------------------------- */
+
+/* Probes the file by content, loads it with the best format plugin and checks the graph. */
+LOOM_API loom_status_t* loom_model_load(loom_runtime_t* runtime, const char* path,
+                                        loom_model_t** out);
+LOOM_API void loom_model_free(loom_model_t* model); /* sessions keep their own reference */
+
+typedef struct loom_io_info_t {
+  size_t struct_size;
+  const char* name;
+  loom_dtype_t dtype;
+  int32_t rank;                 /* -1 unknown */
+  int64_t dims[LOOM_MAX_RANK];  /* -1 = dynamic */
+  const char* dim_params[LOOM_MAX_RANK]; /* symbolic name or NULL */
+} loom_io_info_t;
+
+LOOM_API size_t loom_model_num_inputs(const loom_model_t* model);
+LOOM_API size_t loom_model_num_outputs(const loom_model_t* model);
+LOOM_API loom_status_t* loom_model_input(const loom_model_t* model, size_t index,
+                                         loom_io_info_t* out);
+LOOM_API loom_status_t* loom_model_output(const loom_model_t* model, size_t index,
+                                          loom_io_info_t* out);
+LOOM_API const char* loom_model_format(const loom_model_t* model); /* e.g. "onnx" */
+LOOM_API size_t loom_model_num_nodes(const loom_model_t* model);       /* top level */
+LOOM_API size_t loom_model_num_initializers(const loom_model_t* model); /* top level */
+LOOM_API size_t loom_model_num_metadata(const loom_model_t* model);
+LOOM_API void loom_model_metadata(const loom_model_t* model, size_t index, const char** key,
+                                  const char** value);
+
+/* ---- sessions ------------------------------------------------------------------------- */
+
+typedef struct loom_session_options_t {
+  size_t struct_size;
+  const char* devices;      /* priority list, e.g. "onednn,cpu"; NULL/"" = "cpu" */
+  int32_t threads;          /* 0 = all cores */
+  bool no_fallback;         /* fail instead of falling back to the cpu device */
+  const char* device_options; /* "key=value;..." passed to every device */
+} loom_session_options_t;
+
+LOOM_API loom_status_t* loom_session_create(loom_runtime_t* runtime, loom_model_t* model,
+                                            const loom_session_options_t* options,
+                                            loom_session_t** out);
+LOOM_API void loom_session_destroy(loom_session_t* session);
+
+/* Host tensor for the application side. As an input: borrowed, data must hold byte_size bytes.
+ * As an output: filled by the core; free the data with loom_host_tensor_release. */
+typedef struct loom_host_tensor_t {
+  size_t struct_size;
+  loom_dtype_t dtype;
+  int32_t rank;
+  int64_t dims[LOOM_MAX_RANK];
+  void* data;
+  size_t byte_size;
+} loom_host_tensor_t;
+
+LOOM_API void loom_host_tensor_release(loom_host_tensor_t* tensor);
+
+/* Runs the model. Inputs by name (every graph input without a default must be given); outputs
+ * in the model's output order, `outputs` must have room for loom_model_num_outputs entries. */
+LOOM_API loom_status_t* loom_session_run(loom_session_t* session, size_t num_inputs,
+                                         const char* const* input_names,
+                                         const loom_host_tensor_t* inputs, size_t num_outputs,
+                                         loom_host_tensor_t* outputs);
+
+/* Human-readable plan (devices, subgraphs, transfers, planned memory). Free with
+ * loom_string_free. Reflects the last run's shapes, or the declared shapes before any run. */
+LOOM_API loom_status_t* loom_session_explain(loom_session_t* session, char** text);
+/* The same as JSON. */
+LOOM_API loom_status_t* loom_session_plan_json(loom_session_t* session, char** json);
+/* Planned peak bytes of the memory plan of the last run (0 before any run). */
+LOOM_API size_t loom_session_planned_peak_bytes(const loom_session_t* session);
+LOOM_API void loom_string_free(char* text);
+
+/* Bytes of one element of dtype (0 for STRING/UNDEFINED). */
+LOOM_API size_t loom_dtype_size(loom_dtype_t dtype);
+/* "float32", "int64", ... Static storage. */
+LOOM_API const char* loom_dtype_name(loom_dtype_t dtype);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LOOM_LOOM_H */

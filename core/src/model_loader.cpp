@@ -1,0 +1,111 @@
+#include "model_loader.hpp"
+
+#include "builder.hpp"
+#include "status.hpp"
+#include "validate.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace loom::core {
+namespace {
+
+// A read-only mapping of the model file, alive while the load runs (plugins that borrow
+// initializer bytes keep a reference through add_initializer_borrowed's release callback).
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0)
+      fail(errno == ENOENT ? LOOM_ERROR_NOT_FOUND : LOOM_ERROR_INVALID_ARGUMENT,
+           "cannot open model '" + path + "': " + std::strerror(errno));
+    struct stat st;
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "model '" + path + "' is not a regular file");
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ == 0) {
+      ::close(fd_);
+      fail(LOOM_ERROR_INVALID_MODEL, "model '" + path + "' is empty");
+    }
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd_);
+      fail(LOOM_ERROR_RUNTIME, "cannot map model '" + path + "': " + std::strerror(errno));
+    }
+    data_ = static_cast<const uint8_t*>(p);
+  }
+  ~MappedFile() {
+    ::munmap(const_cast<uint8_t*>(data_), size_);
+    ::close(fd_);
+  }
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  int fd_ = -1;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
+  auto mapping = std::make_shared<MappedFile>(path);
+  const MappedFile& file = *mapping;
+  if (runtime.formats.empty())
+    fail(LOOM_ERROR_NOT_FOUND,
+         "no format plugin is loaded, so '" + path +
+             "' cannot be read: install a format plugin (e.g. loom-format-onnx) or pass --plugin");
+  const FormatEntry* best = nullptr;
+  int32_t best_score = 0;
+  size_t head = std::min<size_t>(file.size(), 4096);
+  for (const FormatEntry& f : runtime.formats) {
+    int32_t score = f.desc.probe(f.desc.user, file.data(), head, path.c_str());
+    if (score > best_score) {
+      best_score = score;
+      best = &f;
+    }
+  }
+  if (!best) {
+    std::string names;
+    for (const FormatEntry& f : runtime.formats) names += (names.empty() ? "" : ", ") + std::string(f.desc.name);
+    fail(LOOM_ERROR_INVALID_MODEL, "'" + path + "' is not in a model format the installed plugins recognize (installed formats: " + names + ")");
+  }
+
+  auto model = std::make_shared<Model>();
+  model->graph = std::make_shared<Graph>();
+  model->graph->name = "main";
+  model->format = best->desc.name;
+  model->path = path;
+  model->file_mapping = mapping;  // plugins may borrow initializer bytes from the mapping
+  loom_graph_builder_t builder;
+  builder.model = model.get();
+  builder.graph = model->graph.get();
+
+  std::string dir = std::filesystem::absolute(path).parent_path().string();
+  loom_load_args_t args;
+  std::memset(&args, 0, sizeof args);
+  args.struct_size = sizeof args;
+  args.path = path.c_str();
+  args.directory = dir.c_str();
+  args.data = file.data();
+  args.size = file.size();
+  throw_if_error(best->desc.load(best->desc.user, &args, builder_api(), &builder),
+                 "cannot load '" + path + "' (" + best->desc.name + ")");
+  try {
+    validate_model(*model, runtime.schemas);
+  } catch (const Error& e) {
+    throw Error(e.code(), "'" + path + "': " + e.what());
+  }
+  return model;
+}
+
+}  // namespace loom::core

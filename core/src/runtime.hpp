@@ -1,0 +1,89 @@
+// A runtime: the plugins it discovered and loaded, and the registries they filled.
+#pragma once
+
+#include "schema_registry.hpp"
+
+#include <loom/loom.h>
+
+#include <boost/dll/shared_library.hpp>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace loom::core {
+
+class Runtime;
+
+}  // namespace loom::core
+
+// The handle devices get for host->find_kernel / infer_node.
+struct loom_host_t {
+  loom::core::Runtime* runtime;
+};
+
+namespace loom::core {
+
+struct FormatEntry {
+  loom_format_t desc;
+  std::string plugin;
+};
+struct DeviceEntry {
+  loom_device_api_t api;
+  std::string plugin;
+};
+struct KernelEntry {
+  loom_kernel_t desc;
+  std::string plugin;
+};
+
+struct PluginRecord {
+  std::string path;
+  bool loaded = false;
+  bool explicit_request = false;
+  std::string name, version, registered, error;
+  uint32_t abi_version = 0;
+};
+
+class Runtime {
+ public:
+  explicit Runtime(const loom_runtime_options_t& options);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  SchemaRegistry schemas;
+  std::vector<FormatEntry> formats;
+  std::vector<DeviceEntry> devices;
+  std::vector<KernelEntry> kernels;
+  std::vector<PluginRecord> records;
+  loom_host_t host{this};
+
+  const DeviceEntry* find_device(const std::string& family) const;
+  const loom_kernel_t* find_kernel(const std::string& device, const std::string& domain,
+                                   const std::string& op_type, int64_t opset) const;
+  void log(loom_log_level_t level, const std::string& source, const std::string& message) const;
+
+  // Plugin directories this runtime searched, in order (for error messages and --list-plugins).
+  const std::vector<std::string>& search_dirs() const { return search_dirs_; }
+
+ private:
+  struct LoadedPlugin {
+    std::unique_ptr<boost::dll::shared_library> library;
+    void (*shutdown)(void) = nullptr;
+  };
+
+  void add_location(const std::string& path, bool explicit_request);
+  void load_file(const std::string& path, bool explicit_request);
+
+  loom_runtime_options_t options_{};
+  std::set<std::string> tried_;  // canonical paths
+  std::vector<std::string> search_dirs_;
+  std::vector<LoadedPlugin> loaded_;
+};
+
+// Plugins get this table in loom_plugin_entry.
+const loom_host_api_t* host_api_table();
+
+}  // namespace loom::core

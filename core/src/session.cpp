@@ -1,0 +1,613 @@
+#include "session.hpp"
+
+#include "memory_planner.hpp"
+#include "shape_inference.hpp"
+#include "status.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+namespace loom::core {
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+size_t tensor_bytes(loom_dtype_t dtype, const Shape& s) {
+  size_t elem = dtype_size(dtype);
+  if (elem == 0 || !s.is_static()) return 0;
+  return static_cast<size_t>(s.element_count()) * elem;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20)
+          out += fmt::format("\\u{:04x}", static_cast<int>(c));
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+
+// Host copy of a tensor for the application. STRING tensors are packed into one block: the
+// loom_string_t array followed by the bytes, so one free() releases everything.
+void to_host(const loom_tensor_t& t, const void* host_data, loom_host_tensor_t& out) {
+  out.struct_size = sizeof out;
+  out.dtype = t.dtype;
+  out.rank = t.rank;
+  for (int32_t i = 0; i < t.rank; ++i) out.dims[i] = t.dims[i];
+  size_t count = 1;
+  for (int32_t i = 0; i < t.rank; ++i) count *= static_cast<size_t>(t.dims[i]);
+  if (t.dtype == LOOM_DTYPE_STRING) {
+    const auto* in = static_cast<const loom_string_t*>(host_data);
+    size_t bytes = count * sizeof(loom_string_t);
+    for (size_t i = 0; i < count; ++i) bytes += in[i].size;
+    char* block = static_cast<char*>(std::malloc(bytes ? bytes : 1));
+    if (!block) fail(LOOM_ERROR_OUT_OF_MEMORY, "out of memory copying an output");
+    auto* views = reinterpret_cast<loom_string_t*>(block);
+    char* cursor = block + count * sizeof(loom_string_t);
+    for (size_t i = 0; i < count; ++i) {
+      if (in[i].size) std::memcpy(cursor, in[i].data, in[i].size);
+      views[i] = {cursor, in[i].size};
+      cursor += in[i].size;
+    }
+    out.data = block;
+    out.byte_size = count * sizeof(loom_string_t);
+    return;
+  }
+  size_t bytes = count * dtype_size(t.dtype);
+  void* p = std::malloc(bytes ? bytes : 1);
+  if (!p) fail(LOOM_ERROR_OUT_OF_MEMORY, "out of memory copying an output");
+  if (bytes) std::memcpy(p, host_data, bytes);
+  out.data = p;
+  out.byte_size = bytes;
+}
+
+}  // namespace
+
+// ---- devices ---------------------------------------------------------------------------------
+
+DeviceInstance::DeviceInstance(const DeviceEntry& entry, int32_t instance, int32_t threads,
+                               const std::string& options, loom_host_t* host)
+    : entry_(entry) {
+  loom_device_create_args_t args;
+  std::memset(&args, 0, sizeof args);
+  args.struct_size = sizeof args;
+  args.host = host;
+  args.instance = instance;
+  args.threads = threads;
+  args.options = options.c_str();
+  throw_if_error(entry.api.create(entry.api.user, &args, &handle_),
+                 std::string("device '") + entry.api.name + "' is unavailable");
+  if (!handle_) fail(LOOM_ERROR_INTERNAL, std::string("device '") + entry.api.name + "' returned no handle");
+  std::memset(&info_, 0, sizeof info_);
+  info_.struct_size = sizeof info_;
+  entry.api.get_info(handle_, &info_);
+  if (!info_.available) {
+    std::string reason = info_.unavailable_reason;
+    entry.api.destroy(handle_);
+    handle_ = nullptr;
+    fail(LOOM_ERROR_UNAVAILABLE, std::string("device '") + entry.api.name + "' is unavailable: " + reason);
+  }
+}
+
+DeviceInstance::~DeviceInstance() {
+  if (handle_) entry_.api.destroy(handle_);
+}
+
+// ---- session ---------------------------------------------------------------------------------
+
+Session::Session(Runtime& runtime, std::shared_ptr<Model> model,
+                 const loom_session_options_t& options)
+    : runtime_(runtime), model_(std::move(model)) {
+  create_devices(options);
+  partition(options.no_fallback);
+}
+
+Session::~Session() {
+  for (auto& [key, p] : prepared_) release(*p);
+}
+
+void Session::create_devices(const loom_session_options_t& options) {
+  std::string list = options.devices && *options.devices ? options.devices : "cpu";
+  std::vector<std::string> names = split_list(list);
+  if (names.empty()) fail(LOOM_ERROR_INVALID_ARGUMENT, "no device named in '" + list + "'");
+  bool has_cpu = false;
+  for (const std::string& n : names)
+    if (n == "cpu" || n.rfind("cpu:", 0) == 0) has_cpu = true;
+  // The reference cpu device is the last resort unless the user forbids fallback.
+  if (!has_cpu && !options.no_fallback && runtime_.find_device("cpu")) names.push_back("cpu");
+  std::string device_options = options.device_options ? options.device_options : "";
+  for (const std::string& n : names) {
+    std::string family = n;
+    int32_t instance = -1;
+    auto colon = n.find(':');
+    if (colon != std::string::npos) {
+      family = n.substr(0, colon);
+      try {
+        instance = std::stoi(n.substr(colon + 1));
+      } catch (...) {
+        fail(LOOM_ERROR_INVALID_ARGUMENT, "device '" + n + "': the part after ':' must be an instance number");
+      }
+    }
+    const DeviceEntry* entry = runtime_.find_device(family);
+    if (!entry) {
+      std::string installed;
+      for (const DeviceEntry& d : runtime_.devices) installed += (installed.empty() ? "" : ", ") + std::string(d.api.name);
+      fail(LOOM_ERROR_NOT_FOUND, "device '" + family + "' is not installed (installed devices: " +
+                                     (installed.empty() ? "none" : installed) +
+                                     "); install its plugin package or pass --plugin");
+    }
+    for (const auto& d : devices_)
+      if (d->name() == n) fail(LOOM_ERROR_INVALID_ARGUMENT, "device '" + n + "' is listed twice");
+    devices_.push_back(std::make_unique<DeviceInstance>(*entry, instance, options.threads,
+                                                        device_options, &runtime_.host));
+  }
+}
+
+void Session::partition(bool no_fallback) {
+  const Graph& g = *model_->graph;
+  GraphView view(g, ViewOptions{});
+  node_device_.assign(g.nodes.size(), -1);
+  std::vector<std::string> unsupported;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    std::string reasons;
+    for (size_t d = 0; d < devices_.size(); ++d) {
+      loom_support_t support;
+      std::memset(&support, 0, sizeof support);
+      support.struct_size = sizeof support;
+      devices_[d]->api().supports_node(devices_[d]->handle(), view.get(), view.node(k), &support);
+      if (support.supported) {
+        node_device_[k] = static_cast<int>(d);
+        break;
+      }
+      support.reason[sizeof support.reason - 1] = '\0';
+      reasons += (reasons.empty() ? "" : "; ") + devices_[d]->name() + ": " +
+                 (support.reason[0] ? support.reason : "not supported");
+    }
+    if (node_device_[k] < 0) {
+      unsupported.push_back(g.nodes[k].describe() + " (" + reasons + ")");
+    } else if (node_device_[k] > 0) {
+      std::string note = g.nodes[k].describe() + " runs on " + devices_[node_device_[k]]->name() +
+                         " (" + reasons + ")";
+      fallback_notes_.push_back(note);
+      runtime_.log(LOOM_LOG_INFO, "scheduler", note);
+    }
+  }
+  if (!unsupported.empty()) {
+    std::string msg = std::to_string(unsupported.size()) + " nodes are supported by none of the devices";
+    msg += no_fallback ? " (fallback to cpu is off): " : ": ";
+    for (size_t i = 0; i < unsupported.size() && i < 20; ++i) msg += (i ? ", " : "") + unsupported[i];
+    if (unsupported.size() > 20) msg += ", ...";
+    fail(LOOM_ERROR_UNSUPPORTED, msg);
+  }
+  // Consecutive nodes (in topological order) on one device form a subgraph. The order is a
+  // topological order, so the subgraphs run in sequence without cycles.
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    size_t d = static_cast<size_t>(node_device_[k]);
+    if (subgraphs_.empty() || subgraphs_.back().device != d) subgraphs_.push_back(Subgraph{d, {}});
+    subgraphs_.back().nodes.push_back(static_cast<int>(k));
+  }
+}
+
+std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_facts,
+                                           const std::set<int>& fed) {
+  const Graph& g = *model_->graph;
+  auto p = std::make_unique<Prepared>();
+  p->facts = input_facts;
+  // A fed default is an input like any other: its declared shape is the initializer's, but the
+  // user's tensor wins.
+  infer_shapes(g, runtime_.schemas, p->facts);
+
+  // Which part reads which value.
+  std::vector<std::set<size_t>> readers(g.values.size());
+  for (size_t s = 0; s < subgraphs_.size(); ++s)
+    for (int k : subgraphs_[s].nodes) {
+      for (int id : g.nodes[k].inputs)
+        if (id >= 0) readers[id].insert(s);
+      for (int id : g.nodes[k].implicit_inputs) readers[id].insert(s);
+    }
+  std::vector<int> producer_part(g.values.size(), -1);
+  for (size_t s = 0; s < subgraphs_.size(); ++s)
+    for (int k : subgraphs_[s].nodes)
+      for (int id : g.nodes[k].outputs)
+        if (id >= 0) producer_part[id] = static_cast<int>(s);
+
+  p->consumers.assign(g.values.size(), 0);
+  for (int id : g.outputs) p->consumers[id] += 1;
+  p->parts.resize(subgraphs_.size());
+  for (size_t s = 0; s < subgraphs_.size(); ++s) {
+    Prepared::Part& part = p->parts[s];
+    const Subgraph& sg = subgraphs_[s];
+    std::set<int> seen;
+    auto is_constant = [&](int id) { return g.values[id].constant && !fed.count(id); };
+    for (int k : sg.nodes) {
+      auto consider = [&](int id) {
+        if (id < 0 || producer_part[id] == static_cast<int>(s) || is_constant(id)) return;
+        if (seen.insert(id).second) {
+          part.inputs.push_back(id);
+          p->consumers[id] += 1;
+        }
+      };
+      for (int id : g.nodes[k].inputs) consider(id);
+      for (int id : g.nodes[k].implicit_inputs) consider(id);
+    }
+    for (int k : sg.nodes)
+      for (int id : g.nodes[k].outputs) {
+        if (id < 0) continue;
+        bool external = g.values[id].graph_output;
+        for (size_t r : readers[id])
+          if (r != s) external = true;
+        if (external) part.outputs.push_back(id);
+      }
+
+    // Memory plan: values made and consumed inside the part, with static shapes.
+    std::vector<int> position(g.values.size(), -1);
+    std::vector<BufferRequest> requests;
+    std::vector<int> request_value;
+    std::set<int> boundary(part.outputs.begin(), part.outputs.end());
+    for (size_t step = 0; step < sg.nodes.size(); ++step) {
+      const Node& node = g.nodes[sg.nodes[step]];
+      for (int id : node.outputs) {
+        if (id < 0 || boundary.count(id)) continue;
+        size_t bytes = tensor_bytes(p->facts[id].dtype, p->facts[id].shape);
+        if (bytes == 0) continue;
+        position[id] = static_cast<int>(requests.size());
+        requests.push_back({bytes, static_cast<int>(step), static_cast<int>(step)});
+        request_value.push_back(id);
+      }
+      auto touch = [&](int id) {
+        if (id >= 0 && position[id] >= 0) requests[position[id]].last_use = static_cast<int>(step);
+      };
+      for (int id : node.inputs) touch(id);
+      for (int id : node.implicit_inputs) touch(id);
+    }
+    MemoryPlan plan = plan_memory(requests);
+    std::vector<ValueFacts> facts = p->facts;
+    for (size_t r = 0; r < requests.size(); ++r) facts[request_value[r]].arena_offset = static_cast<int64_t>(plan.offsets[r]);
+    part.arena_bytes = plan.arena_size;
+    p->planned_peak += plan.arena_size;
+
+    ViewOptions vo;
+    vo.facts = &facts;
+    vo.fed_constants = &fed;
+    part.view = std::make_unique<GraphView>(g, sg.nodes, part.inputs, part.outputs, vo);
+    loom_compile_args_t args;
+    std::memset(&args, 0, sizeof args);
+    args.struct_size = sizeof args;
+    args.graph = part.view->get();
+    args.arena_size = part.arena_bytes;
+    DeviceInstance& dev = *devices_[sg.device];
+    loom_status_t* st = dev.api().compile(dev.handle(), &args, &part.exe);
+    if (st) {
+      release(*p);
+      throw_if_error(st, "device '" + dev.name() + "' cannot compile its subgraph " + std::to_string(s));
+    }
+  }
+  return p;
+}
+
+void Session::release(Prepared& p) {
+  for (size_t s = 0; s < p.parts.size(); ++s)
+    if (p.parts[s].exe) {
+      DeviceInstance& dev = *devices_[subgraphs_[s].device];
+      dev.api().release_executable(dev.handle(), p.parts[s].exe);
+      p.parts[s].exe = nullptr;
+    }
+}
+
+void Session::run(size_t num_inputs, const char* const* names, const loom_host_tensor_t* inputs,
+                  size_t num_outputs, loom_host_tensor_t* outputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Graph& g = *model_->graph;
+  if (num_inputs && (!names || !inputs)) fail(LOOM_ERROR_INVALID_ARGUMENT, "input names or tensors are NULL");
+  if (num_outputs < g.outputs.size() || (g.outputs.size() && !outputs))
+    fail(LOOM_ERROR_INVALID_ARGUMENT, "room for " + std::to_string(g.outputs.size()) + " outputs is needed");
+
+  // Bind and check the inputs.
+  std::vector<const loom_host_tensor_t*> given(g.values.size(), nullptr);
+  std::set<int> fed;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    std::string name = names[i] ? names[i] : "";
+    int id = g.find(name);
+    if (id < 0 || !g.values[id].graph_input) {
+      std::string list;
+      for (int in : g.inputs)
+        if (!g.values[in].constant) list += (list.empty() ? "" : ", ") + g.values[in].name;
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "the model has no input '" + name + "' (its inputs: " + list + ")");
+    }
+    if (given[id]) fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' is given twice");
+    const Value& v = g.values[id];
+    const loom_host_tensor_t& t = inputs[i];
+    if (t.rank < 0 || t.rank > LOOM_MAX_RANK) fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has an invalid rank");
+    Shape s;
+    s.rank = t.rank;
+    s.dims.assign(t.dims, t.dims + t.rank);
+    for (int64_t d : s.dims)
+      if (d < 0) fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has a negative dimension");
+    if (v.dtype != LOOM_DTYPE_UNDEFINED && t.dtype != v.dtype)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' is " + dtype_name(t.dtype) +
+                                            " but the model expects " + dtype_name(v.dtype));
+    if (v.shape.rank >= 0) {
+      bool ok = v.shape.rank == t.rank;
+      for (int32_t d = 0; ok && d < t.rank; ++d)
+        if (v.shape.dims[d] >= 0 && v.shape.dims[d] != t.dims[d]) ok = false;
+      if (!ok && !v.constant)
+        fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has shape " + s.to_string() +
+                                              " but the model expects " + v.shape.to_string());
+    }
+    size_t expect = t.dtype == LOOM_DTYPE_STRING ? static_cast<size_t>(s.element_count()) * sizeof(loom_string_t)
+                                                 : tensor_bytes(t.dtype, s);
+    if (t.dtype != LOOM_DTYPE_STRING && dtype_size(t.dtype) == 0)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has an unsupported element type");
+    if (t.byte_size != expect || (expect && !t.data))
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has " + std::to_string(t.byte_size) +
+                                            " bytes of data, but shape " + s.to_string() + " " +
+                                            dtype_name(t.dtype) + " needs " + std::to_string(expect));
+    given[id] = &t;
+    if (v.constant) fed.insert(id);
+  }
+  for (int id : g.inputs)
+    if (!given[id] && !g.values[id].constant)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + g.values[id].name + "' is required but was not given");
+
+  // Find or build the compiled plan for these shapes.
+  std::string key;
+  std::vector<ValueFacts> input_facts(g.values.size());
+  for (int id : g.inputs) {
+    if (!given[id]) continue;
+    const loom_host_tensor_t& t = *given[id];
+    ValueFacts& f = input_facts[id];
+    f.known = true;
+    f.dtype = t.dtype;
+    f.shape.rank = t.rank;
+    f.shape.dims.assign(t.dims, t.dims + t.rank);
+    key += std::to_string(id) + ":" + std::to_string(t.dtype) + ":" + f.shape.to_string() + ";";
+  }
+  auto it = prepared_.find(key);
+  if (it == prepared_.end()) {
+    if (prepared_.size() >= 8) {  // bound the cache for models fed ever-changing shapes
+      for (auto& [k, p] : prepared_) release(*p);
+      prepared_.clear();
+    }
+    it = prepared_.emplace(key, prepare(input_facts, fed)).first;
+  }
+  Prepared& p = *it->second;
+  current_ = &p;
+
+  // Values in flight: where each lives and who frees it.
+  struct Slot {
+    bool present = false;
+    loom_tensor_t t{};
+    int device = -1;  // -1: host memory not owned by a device
+    int remaining = 0;
+  };
+  std::vector<Slot> slots(g.values.size());
+  auto free_slot = [&](Slot& s) {
+    if (s.present && s.device >= 0 && s.t.buffer)
+      devices_[s.device]->api().free_buffer(devices_[s.device]->handle(), s.t.buffer);
+    s = Slot{};
+  };
+  struct Cleanup {
+    std::vector<Slot>& slots;
+    decltype(free_slot)& free_fn;
+    ~Cleanup() {
+      for (Slot& s : slots) free_fn(s);
+    }
+  } cleanup{slots, free_slot};
+
+  for (int id : g.inputs) {
+    if (!given[id]) continue;
+    const loom_host_tensor_t& h = *given[id];
+    Slot& s = slots[id];
+    s.present = true;
+    s.t.struct_size = sizeof s.t;
+    s.t.dtype = h.dtype;
+    s.t.rank = h.rank;
+    for (int32_t d = 0; d < h.rank; ++d) s.t.dims[d] = h.dims[d];
+    s.t.data = h.data;
+    s.t.byte_size = h.byte_size;
+    s.remaining = p.consumers[id];
+  }
+
+  for (size_t si = 0; si < subgraphs_.size(); ++si) {
+    Prepared::Part& part = p.parts[si];
+    int dev_index = static_cast<int>(subgraphs_[si].device);
+    DeviceInstance& dev = *devices_[dev_index];
+    std::vector<loom_tensor_t> ins(part.inputs.size());
+    std::vector<loom_buffer_t*> staged;
+    struct StageCleanup {
+      DeviceInstance& dev;
+      std::vector<loom_buffer_t*>& bufs;
+      ~StageCleanup() {
+        for (loom_buffer_t* b : bufs) dev.api().free_buffer(dev.handle(), b);
+      }
+    } stage_cleanup{dev, staged};
+    for (size_t i = 0; i < part.inputs.size(); ++i) {
+      Slot& s = slots[part.inputs[i]];
+      if (!s.present) fail(LOOM_ERROR_INTERNAL, "value '" + g.values[part.inputs[i]].name + "' was not computed before use");
+      loom_tensor_t t = s.t;
+      bool src_host_visible = s.device < 0 || devices_[s.device]->host_memory();
+      if (s.device == dev_index) {
+        // Same device: as is.
+      } else if (src_host_visible && dev.host_memory() && t.data) {
+        t.buffer = nullptr;  // zero copy: the host pointer is all the device needs
+        t.offset = 0;
+      } else {
+        std::vector<uint8_t> bounce;
+        const void* src = t.data;
+        if (!src && t.byte_size) {
+          bounce.resize(t.byte_size);
+          DeviceInstance& from = *devices_[s.device];
+          throw_if_error(from.api().copy_to_host(from.handle(), t.buffer, t.offset, bounce.data(), t.byte_size),
+                         "copy from device '" + from.name() + "'");
+          src = bounce.data();
+        }
+        loom_buffer_t* buf = nullptr;
+        throw_if_error(dev.api().alloc(dev.handle(), std::max<size_t>(t.byte_size, 1), &buf),
+                       "allocation on device '" + dev.name() + "'");
+        staged.push_back(buf);
+        if (t.byte_size)
+          throw_if_error(dev.api().copy_from_host(dev.handle(), src, buf, 0, t.byte_size),
+                         "copy to device '" + dev.name() + "'");
+        t.buffer = buf;
+        t.offset = 0;
+        t.data = dev.api().buffer_host_ptr(dev.handle(), buf);
+      }
+      ins[i] = t;
+    }
+    std::vector<loom_tensor_t> outs(part.outputs.size());
+    for (loom_tensor_t& o : outs) {
+      std::memset(&o, 0, sizeof o);
+      o.struct_size = sizeof o;
+    }
+    loom_run_args_t args;
+    std::memset(&args, 0, sizeof args);
+    args.struct_size = sizeof args;
+    args.num_inputs = ins.size();
+    args.inputs = ins.data();
+    args.num_outputs = outs.size();
+    args.outputs = outs.data();
+    throw_if_error(dev.api().run(dev.handle(), part.exe, &args));
+    for (size_t i = 0; i < part.outputs.size(); ++i) {
+      Slot& s = slots[part.outputs[i]];
+      s.present = true;
+      s.t = outs[i];
+      s.device = dev_index;
+      s.remaining = p.consumers[part.outputs[i]];
+      if (s.remaining == 0) free_slot(s);
+    }
+    for (int id : part.inputs) {
+      Slot& s = slots[id];
+      if (--s.remaining <= 0 && !g.values[id].graph_output) free_slot(s);
+    }
+  }
+
+  // Outputs to the application.
+  size_t done = 0;
+  try {
+    for (; done < g.outputs.size(); ++done) {
+      int id = g.outputs[done];
+      const Value& v = g.values[id];
+      loom_host_tensor_t& out = outputs[done];
+      std::memset(&out, 0, sizeof out);
+      Slot& s = slots[id];
+      if (s.present) {
+        const void* src = s.t.data;
+        std::vector<uint8_t> bounce;
+        if (!src && s.t.byte_size) {
+          bounce.resize(s.t.byte_size);
+          DeviceInstance& from = *devices_[s.device];
+          throw_if_error(from.api().copy_to_host(from.handle(), s.t.buffer, s.t.offset, bounce.data(), s.t.byte_size),
+                         "copy from device '" + from.name() + "'");
+          src = bounce.data();
+        }
+        to_host(s.t, src, out);
+      } else if (v.constant) {
+        loom_tensor_t t{};
+        t.dtype = v.constant->dtype;
+        t.rank = static_cast<int32_t>(v.constant->dims.size());
+        for (int32_t d = 0; d < t.rank; ++d) t.dims[d] = v.constant->dims[d];
+        to_host(t, v.constant->data, out);
+      } else {
+        fail(LOOM_ERROR_INTERNAL, "output '" + v.name + "' was not computed");
+      }
+    }
+  } catch (...) {
+    for (size_t i = 0; i < done; ++i) std::free(outputs[i].data);
+    throw;
+  }
+}
+
+std::string Session::explain() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Graph& g = *model_->graph;
+  std::ostringstream out;
+  out << "plan for " << model_->path << ": " << g.nodes.size() << " nodes, devices:";
+  for (const auto& d : devices_) out << " " << d->name();
+  out << "\n";
+  for (size_t s = 0; s < subgraphs_.size(); ++s) {
+    const Subgraph& sg = subgraphs_[s];
+    std::map<std::string, int> ops;
+    for (int k : sg.nodes) ops[g.nodes[k].op_type]++;
+    out << "  subgraph " << s << " on " << devices_[sg.device]->name() << ": " << sg.nodes.size() << " nodes (";
+    bool first = true;
+    for (const auto& [op, n] : ops) {
+      out << (first ? "" : ", ") << op << " x" << n;
+      first = false;
+    }
+    out << ")";
+    if (current_) {
+      const Prepared::Part& part = current_->parts[s];
+      out << "\n    inputs:";
+      for (int id : part.inputs)
+        out << " " << g.values[id].name << " [" << current_->facts[id].shape.to_string() << "]";
+      out << "\n    outputs:";
+      for (int id : part.outputs)
+        out << " " << g.values[id].name << " [" << current_->facts[id].shape.to_string() << "]";
+      out << "\n    planned arena: " << part.arena_bytes << " bytes";
+    }
+    out << "\n";
+  }
+  if (current_) out << "  planned peak memory: " << current_->planned_peak << " bytes\n";
+  if (fallback_notes_.empty())
+    out << "  every node runs on its first-choice device\n";
+  else
+    for (const std::string& n : fallback_notes_) out << "  fallback: " << n << "\n";
+  return out.str();
+}
+
+std::string Session::plan_json() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Graph& g = *model_->graph;
+  std::string j = "{\"devices\":[";
+  for (size_t d = 0; d < devices_.size(); ++d)
+    j += (d ? "," : "") + std::string("\"") + json_escape(devices_[d]->name()) + "\"";
+  j += "],\"subgraphs\":[";
+  for (size_t s = 0; s < subgraphs_.size(); ++s) {
+    const Subgraph& sg = subgraphs_[s];
+    j += (s ? "," : "") + fmt::format("{{\"device\":\"{}\",\"nodes\":{}", json_escape(devices_[sg.device]->name()), sg.nodes.size());
+    if (current_) {
+      const Prepared::Part& part = current_->parts[s];
+      auto names = [&](const std::vector<int>& ids) {
+        std::string r = "[";
+        for (size_t i = 0; i < ids.size(); ++i) r += (i ? "," : "") + ("\"" + json_escape(g.values[ids[i]].name) + "\"");
+        return r + "]";
+      };
+      j += ",\"inputs\":" + names(part.inputs) + ",\"outputs\":" + names(part.outputs) +
+           fmt::format(",\"arena_bytes\":{}", part.arena_bytes);
+    }
+    j += "}";
+  }
+  j += "],\"fallback\":[";
+  for (size_t i = 0; i < fallback_notes_.size(); ++i) j += (i ? "," : "") + ("\"" + json_escape(fallback_notes_[i]) + "\"");
+  j += fmt::format("],\"planned_peak_bytes\":{}}}", current_ ? current_->planned_peak : 0);
+  return j;
+}
+
+}  // namespace loom::core

@@ -1,0 +1,84 @@
+#include "shape_inference.hpp"
+
+#include "status.hpp"
+
+#include <cstring>
+
+namespace loom::core {
+
+void infer_shapes(const Graph& g, const SchemaRegistry& schemas, std::vector<ValueFacts>& facts) {
+  facts.resize(g.values.size());
+  for (size_t id = 0; id < g.values.size(); ++id) {
+    const Value& v = g.values[id];
+    if (facts[id].known) continue;
+    if (v.constant || v.graph_input || v.outer_scope) {
+      facts[id].known = true;
+      facts[id].dtype = v.dtype;
+      facts[id].shape = v.shape;
+    }
+  }
+  // One node at a time through a view of the whole graph with the facts so far: cheap enough
+  // (views are pointer structs) and exactly what plugin schemas get.
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& node = g.nodes[k];
+    std::vector<loom_value_info_t> infos(node.inputs.size());
+    std::vector<std::vector<int64_t>> dims(node.inputs.size());
+    std::vector<const loom_value_info_t*> ptrs(node.inputs.size(), nullptr);
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      int id = node.inputs[i];
+      if (id < 0) continue;
+      const Value& v = g.values[id];
+      loom_value_info_t& info = infos[i];
+      std::memset(&info, 0, sizeof info);
+      info.struct_size = sizeof info;
+      info.name = v.name.c_str();
+      info.arena_offset = -1;
+      const ValueFacts& f = facts[id];
+      info.dtype = f.known ? f.dtype : v.dtype;
+      const Shape& s = f.known ? f.shape : v.shape;
+      info.rank = s.rank;
+      dims[i] = s.dims;
+      info.dims = dims[i].data();
+      if (v.constant) {
+        info.flags = LOOM_VALUE_CONSTANT;
+        info.data = v.constant->data;
+        info.data_size = v.constant->size;
+      }
+      ptrs[i] = &info;
+    }
+    std::vector<loom_inferred_t> out(node.outputs.size());
+    for (loom_inferred_t& o : out) {
+      std::memset(&o, 0, sizeof o);
+      o.struct_size = sizeof o;
+      o.rank = -1;
+    }
+    const SchemaEntry* schema = schemas.find(node.domain, node.op_type, node.opset);
+    if (schema) {
+      // The node view: attributes are needed by inference functions.
+      GraphView one(g, {static_cast<int>(k)}, {}, {}, ViewOptions{});
+      // Re-point the view node's inputs at our temporary infos by index order.
+      schemas.infer(*schema, *one.node(0), ptrs, out);
+    }
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      int id = node.outputs[i];
+      if (id < 0) continue;
+      const Value& v = g.values[id];
+      ValueFacts& f = facts[id];
+      f.known = true;
+      f.dtype = out[i].dtype != LOOM_DTYPE_UNDEFINED ? out[i].dtype : v.dtype;
+      if (out[i].rank >= 0) {
+        f.shape = Shape{};
+        f.shape.rank = out[i].rank;
+        f.shape.dims.assign(out[i].dims, out[i].dims + out[i].rank);
+        // Keep a declared static extent where inference left one unknown.
+        if (v.shape.rank == out[i].rank)
+          for (int32_t d = 0; d < out[i].rank; ++d)
+            if (f.shape.dims[d] < 0 && v.shape.dims[d] >= 0) f.shape.dims[d] = v.shape.dims[d];
+      } else {
+        f.shape = v.shape;
+      }
+    }
+  }
+}
+
+}  // namespace loom::core

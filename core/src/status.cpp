@@ -1,0 +1,17 @@
+#include "status.hpp"
+
+namespace loom::core {
+
+loom_status_t* new_status(loom_status_code_t code, std::string message) {
+  return new loom_status_t{code, std::move(message)};
+}
+
+void throw_if_error(loom_status_t* status, const std::string& context) {
+  if (!status) return;
+  loom_status_code_t code = status->code;
+  std::string message = context.empty() ? status->message : context + ": " + status->message;
+  delete status;
+  throw Error(code, message);
+}
+
+}  // namespace loom::core

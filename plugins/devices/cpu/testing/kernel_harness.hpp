@@ -1,0 +1,153 @@
+// A KernelContext test double: builds a one-node graph view around a kernel so kernels can be
+// unit-tested without the core, the interpreter or a model file.
+//
+//   KernelHarness h("Gemm", 13);
+//   h.attr_int("transB", 1);
+//   h.input(make_filled<float>({2, 3}, {...}));
+//   auto outputs = h.run(1);   // runs the registered kernel for Gemm at opset 13
+#pragma once
+
+#include "../kernel.hpp"
+#include "../types.hpp"
+
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace loom::cpu::testing {
+
+template <typename T>
+Tensor make_filled(std::vector<int64_t> dims, const std::vector<T>& values) {
+  loom_dtype_t dtype = LOOM_DTYPE_UNDEFINED;
+  if constexpr (std::is_same_v<T, float>) dtype = LOOM_DTYPE_FLOAT32;
+  else if constexpr (std::is_same_v<T, double>) dtype = LOOM_DTYPE_FLOAT64;
+  else if constexpr (std::is_same_v<T, int64_t>) dtype = LOOM_DTYPE_INT64;
+  else if constexpr (std::is_same_v<T, int32_t>) dtype = LOOM_DTYPE_INT32;
+  else if constexpr (std::is_same_v<T, uint8_t>) dtype = LOOM_DTYPE_UINT8;
+  else if constexpr (std::is_same_v<T, int8_t>) dtype = LOOM_DTYPE_INT8;
+  else if constexpr (std::is_same_v<T, bool>) dtype = LOOM_DTYPE_BOOL;
+  Tensor t = make_tensor(dtype, dims);
+  if (values.size() != static_cast<size_t>(sdk::element_count(t.view)))
+    throw std::runtime_error("make_filled: value count does not match the shape");
+  T* out = static_cast<T*>(t.view.data);
+  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return t;
+}
+
+template <typename T>
+std::vector<T> values_of(const Tensor& t) {
+  const T* p = static_cast<const T*>(t.view.data);
+  return std::vector<T>(p, p + sdk::element_count(t.view));
+}
+
+class KernelHarness : public KernelContext {
+ public:
+  KernelHarness(std::string op_type, int64_t opset, std::string domain = "")
+      : KernelContext(attrs_), attrs_(node_), op_type_(std::move(op_type)),
+        domain_(std::move(domain)) {
+    node_.struct_size = sizeof node_;
+    node_.opset = opset;
+    graph_.struct_size = sizeof graph_;
+  }
+
+  void input(Tensor t) { inputs_.push_back(std::move(t)); present_.push_back(true); }
+  void omitted_input() { inputs_.emplace_back(); present_.push_back(false); }
+
+  void attr_int(const char* name, int64_t v) { add_attr(name, LOOM_ATTR_INT).i = v; }
+  void attr_float(const char* name, float v) { add_attr(name, LOOM_ATTR_FLOAT).f = v; }
+  void attr_string(const char* name, std::string v) {
+    strings_.push_back(std::move(v));
+    loom_attribute_t& a = add_attr(name, LOOM_ATTR_STRING);
+    a.s = strings_.back().c_str();
+    a.s_size = strings_.back().size();
+  }
+  void attr_ints(const char* name, std::vector<int64_t> v) {
+    int_lists_.push_back(std::move(v));
+    loom_attribute_t& a = add_attr(name, LOOM_ATTR_INTS);
+    a.ints = int_lists_.back().data();
+    a.count = int_lists_.back().size();
+  }
+  void attr_floats(const char* name, std::vector<float> v) {
+    float_lists_.push_back(std::move(v));
+    loom_attribute_t& a = add_attr(name, LOOM_ATTR_FLOATS);
+    a.floats = float_lists_.back().data();
+    a.count = float_lists_.back().size();
+  }
+
+  // Runs the kernel registered for this op and returns `num_outputs` outputs.
+  std::vector<Tensor> run(size_t num_outputs) {
+    const KernelDef* def = KernelRegistry::instance().find(domain_, op_type_, node_.opset);
+    if (!def) throw std::runtime_error("no cpu kernel registered for " + op_type_);
+    input_ids_.clear();
+    for (size_t i = 0; i < inputs_.size(); ++i) input_ids_.push_back(present_[i] ? int32_t(i) : -1);
+    output_ids_.assign(num_outputs, 0);
+    for (size_t i = 0; i < num_outputs; ++i) output_ids_[i] = int32_t(inputs_.size() + i);
+    attr_ptrs_.clear();
+    for (auto& a : attr_storage_) attr_ptrs_.push_back(&a);
+    node_.op_type = op_type_.c_str();
+    node_.domain = domain_.c_str();
+    node_.name = "test";
+    node_.num_inputs = input_ids_.size();
+    node_.inputs = input_ids_.data();
+    node_.num_outputs = output_ids_.size();
+    node_.outputs = output_ids_.data();
+    node_.num_attributes = attr_ptrs_.size();
+    node_.attributes = attr_ptrs_.data();
+    outputs_.assign(num_outputs, Tensor{});
+    def->fn(*this);
+    return outputs_;
+  }
+
+  // KernelContext
+  const loom_graph_t& graph() const override { return graph_; }
+  const loom_node_t& node() const override { return node_; }
+  const loom_tensor_t* input(size_t i) const override {
+    return i < inputs_.size() && present_[i] ? &inputs_[i].view : nullptr;
+  }
+  const Tensor* input_tensor(size_t i) const override {
+    return i < inputs_.size() && present_[i] ? &inputs_[i] : nullptr;
+  }
+  loom_tensor_t& allocate_output(size_t i, loom_dtype_t dtype,
+                                 std::span<const int64_t> dims) override {
+    outputs_.at(i) = make_tensor(dtype, dims);
+    return outputs_[i].view;
+  }
+  void set_output(size_t i, Tensor t) override { outputs_.at(i) = std::move(t); }
+  void parallel_for(size_t n, size_t, const std::function<void(size_t, size_t)>& fn) const override {
+    // Two uneven chunks, so kernels that mishandle chunk borders fail their tests.
+    size_t mid = n / 3;
+    if (mid > 0) fn(0, mid);
+    if (n > mid) fn(mid, n);
+  }
+  int threads() const override { return 2; }
+  std::vector<Tensor> run_subgraph(const loom_graph_t&, std::span<const Tensor* const>) override {
+    throw std::runtime_error("the kernel harness cannot run nested graphs");
+  }
+
+ private:
+  loom_attribute_t& add_attr(const char* name, loom_attr_type_t type) {
+    loom_attribute_t a{};
+    a.struct_size = sizeof a;
+    names_.emplace_back(name);
+    a.name = names_.back().c_str();
+    a.type = type;
+    attr_storage_.push_back(a);
+    return attr_storage_.back();
+  }
+
+  loom_node_t node_{};
+  loom_graph_t graph_{};
+  Attributes attrs_;
+  std::string op_type_, domain_;
+  std::vector<Tensor> inputs_;
+  std::vector<bool> present_;
+  std::vector<Tensor> outputs_;
+  std::vector<int32_t> input_ids_, output_ids_;
+  std::deque<loom_attribute_t> attr_storage_;
+  std::vector<const loom_attribute_t*> attr_ptrs_;
+  std::deque<std::string> names_, strings_;
+  std::deque<std::vector<int64_t>> int_lists_;
+  std::deque<std::vector<float>> float_lists_;
+};
+
+}  // namespace loom::cpu::testing

@@ -1,0 +1,218 @@
+// loom/plugin.hpp -- header-only C++20 helpers for plugin authors.
+//
+// Nothing here crosses the ABI: it wraps loom/plugin.h so a plugin can be written with
+// exceptions and spans inside, and every entry point turns exceptions into status objects
+// (loom::sdk::guard). Only the C ABI is stable; these helpers are compiled into each plugin.
+#pragma once
+
+#include <loom/plugin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace loom::sdk {
+
+// The host API the plugin was loaded with; set by the entry function (set_host) before any
+// other helper runs. One host per process.
+inline const loom_host_api_t*& host_api() {
+  static const loom_host_api_t* api = nullptr;
+  return api;
+}
+inline void set_host(const loom_host_api_t* api) { host_api() = api; }
+
+// An error with a status code; thrown inside plugins, converted at the ABI boundary.
+class Error : public std::runtime_error {
+ public:
+  Error(loom_status_code_t code, const std::string& message)
+      : std::runtime_error(message), code_(code) {}
+  loom_status_code_t code() const noexcept { return code_; }
+
+ private:
+  loom_status_code_t code_;
+};
+
+[[noreturn]] inline void fail(loom_status_code_t code, const std::string& message) {
+  throw Error(code, message);
+}
+
+inline loom_status_t* make_status(loom_status_code_t code, const std::string& message) {
+  const loom_host_api_t* api = host_api();
+  return api ? api->status_new(code, message.c_str()) : nullptr;
+}
+
+// Runs fn and converts any exception into a status. Use at every ABI entry point.
+template <typename Fn>
+loom_status_t* guard(Fn&& fn) noexcept {
+  try {
+    fn();
+    return nullptr;
+  } catch (const Error& e) {
+    return make_status(e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return make_status(LOOM_ERROR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return make_status(LOOM_ERROR_INTERNAL, e.what());
+  } catch (...) {
+    return make_status(LOOM_ERROR_INTERNAL, "unknown exception in plugin");
+  }
+}
+
+// Throws if a status returned by the host is an error (and frees it).
+inline void check(loom_status_t* status) {
+  if (!status) return;
+  const loom_host_api_t* api = host_api();
+  loom_status_code_t code = api->status_code(status);
+  std::string message = api->status_message(status);
+  api->status_free(status);
+  throw Error(code, message);
+}
+
+inline void log(loom_log_level_t level, const char* source, const std::string& message) {
+  if (const loom_host_api_t* api = host_api()) api->log(level, source, message.c_str());
+}
+
+// ---- data types -------------------------------------------------------------------------
+
+inline size_t dtype_size(loom_dtype_t t) {
+  switch (t) {
+    case LOOM_DTYPE_FLOAT32: case LOOM_DTYPE_INT32: case LOOM_DTYPE_UINT32: return 4;
+    case LOOM_DTYPE_UINT8: case LOOM_DTYPE_INT8: case LOOM_DTYPE_BOOL: return 1;
+    case LOOM_DTYPE_UINT16: case LOOM_DTYPE_INT16: case LOOM_DTYPE_FLOAT16:
+    case LOOM_DTYPE_BFLOAT16: return 2;
+    case LOOM_DTYPE_INT64: case LOOM_DTYPE_UINT64: case LOOM_DTYPE_FLOAT64:
+    case LOOM_DTYPE_COMPLEX64: return 8;
+    case LOOM_DTYPE_COMPLEX128: return 16;
+    case LOOM_DTYPE_STRING: return sizeof(loom_string_t);
+    default: return 0;
+  }
+}
+
+inline const char* dtype_name(loom_dtype_t t) {
+  switch (t) {
+    case LOOM_DTYPE_FLOAT32: return "float32";
+    case LOOM_DTYPE_UINT8: return "uint8";
+    case LOOM_DTYPE_INT8: return "int8";
+    case LOOM_DTYPE_UINT16: return "uint16";
+    case LOOM_DTYPE_INT16: return "int16";
+    case LOOM_DTYPE_INT32: return "int32";
+    case LOOM_DTYPE_INT64: return "int64";
+    case LOOM_DTYPE_STRING: return "string";
+    case LOOM_DTYPE_BOOL: return "bool";
+    case LOOM_DTYPE_FLOAT16: return "float16";
+    case LOOM_DTYPE_FLOAT64: return "float64";
+    case LOOM_DTYPE_UINT32: return "uint32";
+    case LOOM_DTYPE_UINT64: return "uint64";
+    case LOOM_DTYPE_COMPLEX64: return "complex64";
+    case LOOM_DTYPE_COMPLEX128: return "complex128";
+    case LOOM_DTYPE_BFLOAT16: return "bfloat16";
+    default: return "undefined";
+  }
+}
+
+// ---- graph views ------------------------------------------------------------------------
+
+// Read access to a node's attributes with defaults, throwing clear errors on type mismatch.
+class Attributes {
+ public:
+  explicit Attributes(const loom_node_t& node) : node_(node) {}
+
+  const loom_attribute_t* find(std::string_view name) const {
+    for (size_t i = 0; i < node_.num_attributes; ++i)
+      if (name == node_.attributes[i]->name) return node_.attributes[i];
+    return nullptr;
+  }
+  bool has(std::string_view name) const { return find(name) != nullptr; }
+
+  int64_t get_int(std::string_view name, int64_t fallback) const {
+    const loom_attribute_t* a = typed(name, LOOM_ATTR_INT);
+    return a ? a->i : fallback;
+  }
+  float get_float(std::string_view name, float fallback) const {
+    const loom_attribute_t* a = typed(name, LOOM_ATTR_FLOAT);
+    return a ? a->f : fallback;
+  }
+  std::string get_string(std::string_view name, std::string fallback) const {
+    const loom_attribute_t* a = typed(name, LOOM_ATTR_STRING);
+    return a ? std::string(a->s, a->s_size) : fallback;
+  }
+  std::optional<std::span<const int64_t>> get_ints(std::string_view name) const {
+    const loom_attribute_t* a = typed(name, LOOM_ATTR_INTS);
+    if (!a) return std::nullopt;
+    return std::span<const int64_t>(a->ints, a->count);
+  }
+  std::optional<std::span<const float>> get_floats(std::string_view name) const {
+    const loom_attribute_t* a = typed(name, LOOM_ATTR_FLOATS);
+    if (!a) return std::nullopt;
+    return std::span<const float>(a->floats, a->count);
+  }
+  std::optional<std::span<const loom_string_t>> get_strings(std::string_view name) const {
+    const loom_attribute_t* a = typed(name, LOOM_ATTR_STRINGS);
+    if (!a) return std::nullopt;
+    return std::span<const loom_string_t>(a->strings, a->count);
+  }
+  const loom_value_info_t* get_tensor(std::string_view name) const {
+    const loom_attribute_t* a = typed(name, LOOM_ATTR_TENSOR);
+    return a ? a->tensor : nullptr;
+  }
+  const loom_graph_t* get_graph(std::string_view name) const {
+    const loom_attribute_t* a = typed(name, LOOM_ATTR_GRAPH);
+    return a ? a->graph : nullptr;
+  }
+
+ private:
+  const loom_attribute_t* typed(std::string_view name, loom_attr_type_t type) const {
+    const loom_attribute_t* a = find(name);
+    if (a && a->type != type)
+      fail(LOOM_ERROR_INVALID_MODEL, std::string(node_.op_type) + " node '" + node_.name +
+                                         "': attribute '" + std::string(name) +
+                                         "' has the wrong type");
+    return a;
+  }
+  const loom_node_t& node_;
+};
+
+// Value of input `i` of `node` in `graph`, or nullptr if omitted.
+inline const loom_value_info_t* node_input(const loom_graph_t& graph, const loom_node_t& node,
+                                           size_t i) {
+  if (i >= node.num_inputs || node.inputs[i] < 0) return nullptr;
+  return graph.values[node.inputs[i]];
+}
+inline const loom_value_info_t* node_output(const loom_graph_t& graph, const loom_node_t& node,
+                                            size_t i) {
+  if (i >= node.num_outputs || node.outputs[i] < 0) return nullptr;
+  return graph.values[node.outputs[i]];
+}
+
+// ---- tensors ----------------------------------------------------------------------------
+
+inline int64_t element_count(int32_t rank, const int64_t* dims) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < rank; ++i) n *= dims[i];
+  return n;
+}
+inline int64_t element_count(const loom_tensor_t& t) { return element_count(t.rank, t.dims); }
+inline std::span<const int64_t> shape_of(const loom_tensor_t& t) {
+  return {t.dims, static_cast<size_t>(t.rank)};
+}
+template <typename T>
+T* data_of(const loom_tensor_t& t) {
+  return static_cast<T*>(t.data);
+}
+
+// A loom_tensor_t with struct_size set and everything else zero.
+inline loom_tensor_t empty_tensor() {
+  loom_tensor_t t;
+  std::memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  return t;
+}
+
+}  // namespace loom::sdk

@@ -1,0 +1,168 @@
+// Sessions end to end through the public C API, with the fake format and the two fake devices
+// (fakehost: host memory, Relu+Neg; fakeremote: device memory, Neg only). No real plugin needed.
+#include <loom/loom.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+class SessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string plugin = std::string(FAKE_DIR) + "/fake_good/fake_good.so";
+    const char* paths[] = {plugin.c_str()};
+    loom_runtime_options_t o{};
+    o.struct_size = sizeof o;
+    o.num_plugin_paths = 1;
+    o.plugin_paths = paths;
+    o.log_level = LOOM_LOG_ERROR;
+    ASSERT_EQ(loom_runtime_create(&o, &rt_), nullptr);
+    std::filesystem::create_directories(TEST_TMP_DIR);
+  }
+  void TearDown() override {
+    loom_session_destroy(session_);
+    loom_model_free(model_);
+    loom_runtime_destroy(rt_);
+  }
+
+  std::string write_model(const std::string& name, const std::string& text) {
+    std::string path = std::string(TEST_TMP_DIR) + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  // Returns the error message, or "" on success.
+  std::string open(const std::string& ops, const char* devices, bool no_fallback = false) {
+    loom_status_t* s = loom_model_load(rt_, write_model("m.fake", "FAKEMODEL " + ops).c_str(), &model_);
+    if (s) return take(s);
+    loom_session_options_t so{};
+    so.struct_size = sizeof so;
+    so.devices = devices;
+    so.no_fallback = no_fallback;
+    return take(loom_session_create(rt_, model_, &so, &session_));
+  }
+
+  std::string run(std::vector<float> x, std::vector<float>& y, const char* name = "x",
+                  loom_dtype_t dtype = LOOM_DTYPE_FLOAT32) {
+    loom_host_tensor_t in{};
+    in.struct_size = sizeof in;
+    in.dtype = dtype;
+    in.rank = 1;
+    in.dims[0] = static_cast<int64_t>(x.size());
+    in.data = x.data();
+    in.byte_size = x.size() * 4;
+    const char* names[] = {name};
+    loom_host_tensor_t out{};
+    std::string err = take(loom_session_run(session_, 1, names, &in, 1, &out));
+    if (!err.empty()) return err;
+    EXPECT_EQ(out.dtype, LOOM_DTYPE_FLOAT32);
+    EXPECT_EQ(out.rank, 1);
+    y.assign(static_cast<float*>(out.data), static_cast<float*>(out.data) + out.dims[0]);
+    loom_host_tensor_release(&out);
+    return "";
+  }
+
+  static std::string take(loom_status_t* s) {
+    if (!s) return "";
+    std::string m = loom_status_message(s);
+    loom_status_free(s);
+    return m.empty() ? "(empty error)" : m;
+  }
+
+  std::string explain() {
+    char* text = nullptr;
+    EXPECT_EQ(loom_session_explain(session_, &text), nullptr);
+    std::string t = text ? text : "";
+    loom_string_free(text);
+    return t;
+  }
+
+  loom_runtime_t* rt_ = nullptr;
+  loom_model_t* model_ = nullptr;
+  loom_session_t* session_ = nullptr;
+};
+
+TEST_F(SessionTest, RunsOnOneDevice) {
+  ASSERT_EQ(open("Relu Neg", "fakehost"), "");
+  EXPECT_EQ(loom_model_num_nodes(model_), 2u);
+  EXPECT_STREQ(loom_model_format(model_), "fake");
+  std::vector<float> y;
+  ASSERT_EQ(run({-1, 2, -3}, y), "");
+  EXPECT_EQ(y, (std::vector<float>{0, -2, 0}));
+  // A different length compiles a new plan and still gives the right answer.
+  ASSERT_EQ(run({4, -5}, y), "");
+  EXPECT_EQ(y, (std::vector<float>{-4, 0}));
+}
+
+TEST_F(SessionTest, SplitsAcrossDevicesAndCopiesBetweenThem) {
+  ASSERT_EQ(open("Relu Neg Neg Relu Neg", "fakeremote,fakehost"), "");
+  std::vector<float> y;
+  ASSERT_EQ(run({-1, 2, -3, 4}, y), "");
+  EXPECT_EQ(y, (std::vector<float>{0, -2, 0, -4}));
+  std::string plan = explain();
+  EXPECT_NE(plan.find("subgraph 0 on fakehost: 1 nodes (Relu x1)"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("subgraph 1 on fakeremote: 2 nodes (Neg x2)"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("subgraph 3 on fakeremote"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("fallback: Relu node 'n0' runs on fakehost (fakeremote: fake device has no Relu)"),
+            std::string::npos) << plan;
+}
+
+TEST_F(SessionTest, NoFallbackListsEveryUnsupportedNode) {
+  std::string err = open("Relu Neg Relu", "fakeremote", true);
+  EXPECT_NE(err.find("2 nodes are supported by none of the devices (fallback to cpu is off)"), std::string::npos) << err;
+  EXPECT_NE(err.find("Relu node 'n0' (fakeremote: fake device has no Relu)"), std::string::npos) << err;
+  EXPECT_NE(err.find("Relu node 'n2'"), std::string::npos) << err;
+}
+
+TEST_F(SessionTest, UnknownDeviceNamesTheInstalledOnes) {
+  std::string err = open("Relu", "nope");
+  EXPECT_NE(err.find("device 'nope' is not installed (installed devices: fakehost, fakeremote)"), std::string::npos) << err;
+}
+
+TEST_F(SessionTest, UnknownOpsAreAllReportedWithDomainAndVersion) {
+  std::string err = open("Relu Frobnicate Neg Twiddle", "fakehost");
+  EXPECT_NE(err.find("Frobnicate (domain ai.onnx, opset 13)"), std::string::npos) << err;
+  EXPECT_NE(err.find("Twiddle (domain ai.onnx, opset 13)"), std::string::npos) << err;
+  EXPECT_EQ(err.find('\n'), std::string::npos);
+}
+
+TEST_F(SessionTest, BadInputsGiveClearErrors) {
+  ASSERT_EQ(open("Neg", "fakehost"), "");
+  std::vector<float> y;
+  EXPECT_NE(run({1}, y, "nope").find("the model has no input 'nope' (its inputs: x)"), std::string::npos);
+  EXPECT_NE(run({1}, y, "x", LOOM_DTYPE_INT32).find("input 'x' is int32 but the model expects float32"), std::string::npos);
+  loom_host_tensor_t out{};
+  EXPECT_NE(take(loom_session_run(session_, 0, nullptr, nullptr, 1, &out)).find("input 'x' is required"), std::string::npos);
+}
+
+TEST_F(SessionTest, FilesInNoKnownFormatAreRefused) {
+  std::string path = write_model("junk.bin", "\x01\x02 not a model");
+  std::string err = take(loom_model_load(rt_, path.c_str(), &model_));
+  EXPECT_NE(err.find("is not in a model format the installed plugins recognize (installed formats: fake)"), std::string::npos) << err;
+  err = take(loom_model_load(rt_, (std::string(TEST_TMP_DIR) + "/missing.fake").c_str(), &model_));
+  EXPECT_NE(err.find("cannot open model"), std::string::npos) << err;
+}
+
+TEST_F(SessionTest, ModelMetadataAndSignature) {
+  ASSERT_EQ(open("Relu", "fakehost"), "");
+  ASSERT_EQ(loom_model_num_inputs(model_), 1u);
+  loom_io_info_t io{};
+  ASSERT_EQ(loom_model_input(model_, 0, &io), nullptr);
+  EXPECT_STREQ(io.name, "x");
+  EXPECT_EQ(io.rank, 1);
+  EXPECT_EQ(io.dims[0], -1);
+  EXPECT_STREQ(io.dim_params[0], "N");
+  ASSERT_EQ(loom_model_num_metadata(model_), 1u);
+  const char *k, *v;
+  loom_model_metadata(model_, 0, &k, &v);
+  EXPECT_STREQ(k, "producer_name");
+  EXPECT_STREQ(v, "fake");
+}
+
+}  // namespace
