@@ -1,0 +1,92 @@
+// Ops that change the element type: Cast (integer `to`, or the type name of Cast-1), CastLike,
+// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear.
+#include <string>
+#include <string_view>
+
+#include "infer_util.hpp"
+
+namespace loom::core {
+namespace {
+
+using infer::adapt;
+using infer::Dims;
+using infer::NodeView;
+
+loom_dtype_t checked_dtype(const NodeView& v, int64_t code, const char* what) {
+  if (code < LOOM_DTYPE_FLOAT32 || code > LOOM_DTYPE_BFLOAT16)
+    v.fail(std::string(what) + " " + std::to_string(code) + " is not a supported element type");
+  return static_cast<loom_dtype_t>(code);
+}
+
+// Cast-1 names the type as a string ("FLOAT", "INT64", ...).
+loom_dtype_t dtype_from_name(const NodeView& v, std::string_view name) {
+  static constexpr std::pair<std::string_view, loom_dtype_t> kNames[] = {
+      {"FLOAT", LOOM_DTYPE_FLOAT32},
+      {"UINT8", LOOM_DTYPE_UINT8},
+      {"INT8", LOOM_DTYPE_INT8},
+      {"UINT16", LOOM_DTYPE_UINT16},
+      {"INT16", LOOM_DTYPE_INT16},
+      {"INT32", LOOM_DTYPE_INT32},
+      {"INT64", LOOM_DTYPE_INT64},
+      {"STRING", LOOM_DTYPE_STRING},
+      {"BOOL", LOOM_DTYPE_BOOL},
+      {"FLOAT16", LOOM_DTYPE_FLOAT16},
+      {"DOUBLE", LOOM_DTYPE_FLOAT64},
+      {"UINT32", LOOM_DTYPE_UINT32},
+      {"UINT64", LOOM_DTYPE_UINT64},
+      {"COMPLEX64", LOOM_DTYPE_COMPLEX64},
+      {"COMPLEX128", LOOM_DTYPE_COMPLEX128},
+      {"BFLOAT16", LOOM_DTYPE_BFLOAT16},
+  };
+  for (auto [n, t] : kNames)
+    if (n == name) return t;
+  v.fail("attribute to = '" + std::string(name) + "' is not an element type name");
+}
+
+void cast(NodeView& v) {
+  const loom_attribute_t* to = v.attrs().find("to");
+  if (!to) v.fail("attribute to is required");
+  loom_dtype_t dtype = to->type == LOOM_ATTR_STRING
+                           ? dtype_from_name(v, std::string_view(to->s, to->s_size))
+                           : checked_dtype(v, v.attrs().get_int("to", 0), "attribute to =");
+  v.set_output(0, dtype, v.shape(0));
+}
+
+void cast_like(NodeView& v) {
+  v.set_output(0, v.dtype(1), v.shape(0));
+}
+
+// QuantizeLinear(x, y_scale, y_zero_point?): y has the zero point's type, uint8 without one.
+void quantize_linear(NodeView& v) {
+  loom_dtype_t y = v.has_input(2) ? v.dtype(2) : LOOM_DTYPE_UINT8;
+  v.set_output(0, y, v.shape(0));
+}
+
+// DequantizeLinear(x, x_scale, x_zero_point?): float32 (the scale's type) of x's shape.
+void dequantize_linear(NodeView& v) {
+  loom_dtype_t y = v.dtype(1) != LOOM_DTYPE_UNDEFINED ? v.dtype(1) : LOOM_DTYPE_FLOAT32;
+  v.set_output(0, y, v.shape(0));
+}
+
+// DynamicQuantizeLinear(x): uint8 y, float scalar scale, uint8 scalar zero point.
+void dynamic_quantize_linear(NodeView& v) {
+  v.set_output(0, LOOM_DTYPE_UINT8, v.shape(0));
+  v.set_output(1, LOOM_DTYPE_FLOAT32, Dims{});
+  v.set_output(2, LOOM_DTYPE_UINT8, Dims{});
+}
+
+const InferEntry kEntries[] = {
+    {"", "Cast", adapt<cast>},
+    {"", "CastLike", adapt<cast_like>},
+    {"", "QuantizeLinear", adapt<quantize_linear>},
+    {"", "DequantizeLinear", adapt<dequantize_linear>},
+    {"", "DynamicQuantizeLinear", adapt<dynamic_quantize_linear>},
+};
+
+}  // namespace
+
+std::span<const InferEntry> type_op_infer_entries() {
+  return kEntries;
+}
+
+}  // namespace loom::core
