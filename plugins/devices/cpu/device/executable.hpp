@@ -1,0 +1,92 @@
+// A compiled subgraph of the cpu device and the interpreter that runs it.
+//
+// compile: deep-copies the view (graph_mirror.hpp), resolves every node's kernel (built-in
+// registry first, then kernels that kernel plugins registered for "cpu"), also for nested
+// graphs, and computes when each value dies so run can drop intermediates early.
+// run: binds inputs and constants without copying, runs the nodes in order through a
+// KernelContext, and hands the outputs over in loom_buffer_t's the core frees with free_buffer.
+#pragma once
+
+#include <loom/plugin.h>
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../kernel.hpp"
+#include "graph_mirror.hpp"
+#include "thread_pool.hpp"
+
+namespace loom::cpu {
+
+// The kernel chosen for a node: a built-in one or a kernel plugin's.
+struct ResolvedKernel {
+  const KernelDef* builtin = nullptr;
+  const loom_kernel_t* plugin = nullptr;
+};
+
+// Finds the kernel for a node: built-in first, then host->find_kernel("cpu", ...). Returns an
+// empty ResolvedKernel if there is none.
+ResolvedKernel find_kernel(loom_host_t* host, const loom_node_t& node);
+
+// "" if the cpu device can run `node` (including all nodes of its nested graphs), else why not.
+std::string why_unsupported(loom_host_t* host, const loom_graph_t& graph, const loom_node_t& node);
+
+struct CompiledNode {
+  const loom_node_t* node = nullptr;
+  ResolvedKernel kernel;
+  void* plugin_state = nullptr;        // from loom_kernel_t::create
+  std::vector<int32_t> release_after;  // values whose last use is this node
+};
+
+struct CompiledGraph {
+  const loom_graph_t* graph = nullptr;  // the mirror's view
+  std::vector<CompiledNode> nodes;
+  std::vector<Tensor> constants;  // per value index; view.data == nullptr if not constant
+  std::unordered_map<std::string, int32_t> value_by_name;
+  std::vector<int32_t> outer_scope_values;  // values flagged OUTER_SCOPE
+};
+
+// The values of one running (sub)graph, chained to the enclosing graph's scope so that nested
+// graphs resolve OUTER_SCOPE names.
+struct Scope {
+  const CompiledGraph* graph = nullptr;
+  std::vector<Tensor> values;
+  std::vector<bool> present;
+  const Scope* parent = nullptr;
+  // The tensor of `name` in this scope or an enclosing one, or nullptr.
+  const Tensor* lookup(const std::string& name) const;
+};
+
+class Executable {
+ public:
+  Executable(loom_host_t* host, ThreadPool& pool, const loom_graph_t& graph);
+  ~Executable();
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  // Runs the top-level graph: inputs follow graph.inputs; returns graph.outputs in order.
+  std::vector<Tensor> run(std::span<const loom_tensor_t> inputs);
+  // Runs a nested graph of this executable inside `parent` (control-flow kernels).
+  std::vector<Tensor> run_nested(const loom_graph_t& graph, std::span<const Tensor* const> inputs,
+                                 const Scope& parent);
+
+  const loom_graph_t& graph() const { return root_->view; }
+  ThreadPool& pool() const { return pool_; }
+
+ private:
+  void compile_graph(const loom_graph_t& graph);
+  void destroy_plugin_states();
+  std::vector<Tensor> execute(const CompiledGraph& cg, Scope& scope);
+  void run_node(const CompiledGraph& cg, const CompiledNode& cn, Scope& scope);
+
+  loom_host_t* host_;
+  ThreadPool& pool_;
+  std::unique_ptr<MirrorGraph> root_;
+  std::map<const loom_graph_t*, std::unique_ptr<CompiledGraph>> graphs_;
+};
+
+}  // namespace loom::cpu

@@ -1,0 +1,159 @@
+// A fixed pool of persistent worker threads for the cpu device. parallel_for splits [0, n) into
+// contiguous chunks (at most one per thread, none smaller than `grain`), the calling thread
+// works on chunks too, and the call returns when every chunk is done. Threads are created once,
+// at device creation: no per-call thread creation. A parallel_for issued while the pool is busy
+// (from inside a chunk, a nested graph, or a second executable running concurrently) runs
+// inline on its caller, so the machine is never oversubscribed and nothing can deadlock.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace loom::cpu {
+
+class ThreadPool {
+ public:
+  // `threads` counts the caller: 1 = no workers, everything runs on the calling thread.
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // fn(begin, end) over contiguous chunks of [0, n). If fn throws, the first exception is
+  // rethrown here after every chunk has finished.
+  void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn);
+
+ private:
+  // True on a thread that is working for a pool: a parallel_for from there runs inline.
+  static bool& inside_pool() {
+    static thread_local bool inside = false;
+    return inside;
+  }
+  void worker_loop();
+  // Claims and runs chunks of the current job until none is left.
+  void work_on_job();
+
+  std::vector<std::thread> workers_;
+  std::mutex submit_mutex_;  // held by the one caller whose job the workers serve
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  bool stop_ = false;
+  uint64_t generation_ = 0;  // bumped per job so each worker joins each job once
+
+  // The current job.
+  const std::function<void(size_t, size_t)>* fn_ = nullptr;
+  size_t n_ = 0;
+  size_t chunks_ = 0;
+  std::atomic<size_t> next_chunk_{0};
+  std::atomic<size_t> chunks_done_{0};
+  int active_workers_ = 0;    // workers still inside work_on_job for the current job
+  std::exception_ptr error_;  // first exception thrown by a chunk of the current job
+};
+
+// ---- implementation (header-only so the unit tests can use the pool directly) ----------
+
+inline ThreadPool::ThreadPool(int threads) {
+  int workers = std::max(threads, 1) - 1;
+  workers_.reserve(static_cast<size_t>(workers));
+  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+inline ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+inline void ThreadPool::parallel_for(size_t n, size_t grain,
+                                     const std::function<void(size_t, size_t)>& fn) {
+  if (n == 0) return;
+  grain = std::max<size_t>(grain, 1);
+  size_t max_chunks = std::min<size_t>((n + grain - 1) / grain, workers_.size() + 1);
+  if (max_chunks <= 1 || inside_pool()) {
+    fn(0, n);
+    return;
+  }
+  std::unique_lock<std::mutex> submit(submit_mutex_, std::try_to_lock);
+  if (!submit.owns_lock()) {  // another caller holds the workers: do not wait for them
+    fn(0, n);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fn_ = &fn;
+    n_ = n;
+    chunks_ = max_chunks;
+    next_chunk_.store(0);
+    chunks_done_.store(0);
+    active_workers_ = static_cast<int>(workers_.size());
+    ++generation_;
+  }
+  wake_.notify_all();
+  inside_pool() = true;
+  work_on_job();
+  inside_pool() = false;
+  std::unique_lock<std::mutex> lock(mutex_);
+  // Wait for the chunks and for every worker to leave the job, so fn_ may be reset safely.
+  done_.wait(lock, [&] { return chunks_done_.load() == chunks_ && active_workers_ == 0; });
+  fn_ = nullptr;
+  if (error_) {
+    std::exception_ptr error = std::exchange(error_, nullptr);
+    std::rethrow_exception(error);
+  }
+}
+
+inline void ThreadPool::work_on_job() {
+  for (;;) {
+    size_t c = next_chunk_.fetch_add(1);
+    if (c >= chunks_) return;
+    // Contiguous, near-equal chunks: chunk c covers [c*n/chunks, (c+1)*n/chunks).
+    size_t begin = c * n_ / chunks_;
+    size_t end = (c + 1) * n_ / chunks_;
+    try {
+      (*fn_)(begin, end);
+    } catch (...) {
+      // A throwing chunk must not take the process down from a worker thread: keep the first
+      // exception and rethrow it on the caller once every chunk is done.
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+    chunks_done_.fetch_add(1);
+  }
+}
+
+inline void ThreadPool::worker_loop() {
+  inside_pool() = true;
+  uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+    }
+    work_on_job();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --active_workers_;
+    }
+    done_.notify_all();
+  }
+}
+
+}  // namespace loom::cpu
