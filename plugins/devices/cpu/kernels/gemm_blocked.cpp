@@ -1,0 +1,324 @@
+// The blocked GEMM behind gemm.hpp. Classic three-level blocking (Goto/BLIS):
+//   - op(B) is packed per (KC x NC) block into NR-wide column panels,
+//   - op(A) is packed per (MC x KC) block into MR-tall row panels (alpha folded in),
+//   - a micro-kernel multiplies one MR x KC panel by one KC x NR panel into an MR x NR
+//     register tile, which the compiler keeps in vector registers and vectorises along NR.
+// Packing makes the micro-kernel read contiguous memory whatever the transposes and strides
+// are, and zero-pads partial panels so the micro-kernel never branches on edges.
+//
+// The micro-kernel is plain C++. On x86-64 a second copy is compiled for AVX2+FMA and picked
+// at run time, because the baseline ABI (SSE2) leaves most of a modern core unused; every other
+// target gets the portable copy, tuned for 128-bit vectors.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "../kernel.hpp"
+#include "gemm.hpp"
+
+namespace loom::cpu {
+
+ParallelFor parallel_for_of(const KernelContext& ctx) {
+  return [&ctx](size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn) {
+    ctx.parallel_for(n, grain, fn);
+  };
+}
+
+namespace {
+
+#if defined(__GNUC__)
+#define LOOM_GEMM_INLINE inline __attribute__((always_inline))
+#else
+#define LOOM_GEMM_INLINE inline
+#endif
+
+// C tile (MR x NR at c, row stride ldc) = acc + beta * C tile; beta == 0 does not read C.
+template <typename T, size_t MR, size_t NR, bool Fma>
+LOOM_GEMM_INLINE void micro_kernel_body(size_t kc, const T* __restrict ap, const T* __restrict bp,
+                                        T* __restrict c, size_t ldc, T beta) {
+  T acc[MR][NR] = {};
+  for (size_t p = 0; p < kc; ++p) {
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; ++i) {
+      const T a = ap[i];
+#pragma GCC unroll 32
+      for (size_t j = 0; j < NR; ++j) {
+        if constexpr (Fma)
+          acc[i][j] = std::fma(a, bp[j], acc[i][j]);
+        else
+          acc[i][j] += a * bp[j];
+      }
+    }
+    ap += MR;
+    bp += NR;
+  }
+  if (beta == T(0)) {
+    for (size_t i = 0; i < MR; ++i)
+      for (size_t j = 0; j < NR; ++j) c[i * ldc + j] = acc[i][j];
+  } else {
+    for (size_t i = 0; i < MR; ++i)
+      for (size_t j = 0; j < NR; ++j) c[i * ldc + j] = acc[i][j] + beta * c[i * ldc + j];
+  }
+}
+
+template <typename T>
+using MicroKernel = void (*)(size_t kc, const T* ap, const T* bp, T* c, size_t ldc, T beta);
+
+// Portable register tiles: 12 accumulators of a 128-bit vector unit (SSE2, NEON).
+constexpr size_t kPortableMR = 6;
+template <typename T>
+constexpr size_t kPortableNR = 16 / sizeof(T) * 2;
+
+template <typename T>
+void micro_portable(size_t kc, const T* ap, const T* bp, T* c, size_t ldc, T beta) {
+  micro_kernel_body<T, kPortableMR, kPortableNR<T>, false>(kc, ap, bp, c, ldc, beta);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LOOM_GEMM_HAVE_AVX2 1
+// 6 x (2 x 256-bit) accumulators: 12 of the 16 ymm registers, the rest hold B and a broadcast.
+constexpr size_t kAvx2MR = 6;
+template <typename T>
+constexpr size_t kAvx2NR = 32 / sizeof(T) * 2;
+
+template <typename T>
+__attribute__((target("avx2,fma"))) void micro_avx2(size_t kc, const T* ap, const T* bp, T* c,
+                                                    size_t ldc, T beta) {
+  micro_kernel_body<T, kAvx2MR, kAvx2NR<T>, true>(kc, ap, bp, c, ldc, beta);
+}
+
+bool cpu_has_avx2_fma() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return has;
+}
+#endif
+
+// Packs rows [i0, i0+mc) x cols [p0, p0+kc) of alpha*op(A) into MR-tall panels: panel r holds
+// element (i0 + r*MR + i, p0 + p) at [r*MR*kc + p*MR + i]; rows past mc are zero.
+template <typename T, size_t MR>
+void pack_a(bool trans, const T* a, size_t lda, size_t i0, size_t mc, size_t p0, size_t kc, T alpha,
+            T* out) {
+  for (size_t r = 0; r < mc; r += MR) {
+    const size_t rows = std::min(MR, mc - r);
+    T* panel = out + r * kc;
+    if (trans) {  // op(A) rows are columns of A: each k step reads `rows` contiguous values
+      for (size_t p = 0; p < kc; ++p) {
+        const T* src = a + (p0 + p) * lda + i0 + r;
+        T* dst = panel + p * MR;
+        for (size_t i = 0; i < rows; ++i) dst[i] = alpha * src[i];
+        for (size_t i = rows; i < MR; ++i) dst[i] = T(0);
+      }
+    } else {  // read each row of A contiguously, scatter it with stride MR into the panel
+      for (size_t i = 0; i < rows; ++i) {
+        const T* src = a + (i0 + r + i) * lda + p0;
+        for (size_t p = 0; p < kc; ++p) panel[p * MR + i] = alpha * src[p];
+      }
+      for (size_t i = rows; i < MR; ++i)
+        for (size_t p = 0; p < kc; ++p) panel[p * MR + i] = T(0);
+    }
+  }
+}
+
+// Packs rows [p0, p0+kc) x cols [j0, j0+nc) of op(B) into NR-wide panels: panel s holds element
+// (p0 + p, j0 + s*NR + j) at [s*NR*kc + p*NR + j]; columns past nc are zero.
+template <typename T, size_t NR>
+void pack_b(bool trans, const T* b, size_t ldb, size_t p0, size_t kc, size_t j0, size_t nc,
+            T* out) {
+  for (size_t s = 0; s < nc; s += NR) {
+    const size_t cols = std::min(NR, nc - s);
+    T* panel = out + s * kc;
+    for (size_t p = 0; p < kc; ++p) {
+      T* dst = panel + p * NR;
+      const size_t row = p0 + p;
+      if (!trans && cols == NR) {
+        std::memcpy(dst, b + row * ldb + j0 + s, NR * sizeof(T));
+        continue;
+      }
+      for (size_t j = 0; j < cols; ++j) {
+        const size_t col = j0 + s + j;
+        dst[j] = trans ? b[col * ldb + row] : b[row * ldb + col];
+      }
+      for (size_t j = cols; j < NR; ++j) dst[j] = T(0);
+    }
+  }
+}
+
+// Cache block sizes: an A block (MC x KC) stays in L2, a B panel (KC x NR) in L1.
+constexpr size_t kKC = 256;
+constexpr size_t kMC = 96;  // a multiple of every MR above
+constexpr size_t kNC = 1024;
+
+struct Problem {
+  bool trans_a, trans_b;
+  size_t m, n, k;
+};
+
+// Computes the C block rows [i_begin, i_end) x cols [j_begin, j_end) over the whole K.
+template <typename T, size_t MR, size_t NR>
+void gemm_block(const Problem& pr, T alpha, const T* a, size_t lda, const T* b, size_t ldb, T beta,
+                T* c, size_t ldc, size_t i_begin, size_t i_end, size_t j_begin, size_t j_end,
+                MicroKernel<T> micro) {
+  const size_t nc_max = std::min(kNC, (j_end - j_begin + NR - 1) / NR * NR);
+  const size_t kc_max = std::min(kKC, pr.k);
+  std::unique_ptr<T[]> b_pack(new T[kc_max * nc_max]);
+  std::unique_ptr<T[]> a_pack(new T[kc_max * kMC]);
+  T tile[MR * NR];
+  for (size_t j0 = j_begin; j0 < j_end; j0 += kNC) {
+    const size_t nc = std::min(kNC, j_end - j0);
+    for (size_t p0 = 0; p0 < pr.k; p0 += kKC) {
+      const size_t kc = std::min(kKC, pr.k - p0);
+      const T block_beta = p0 == 0 ? beta : T(1);
+      pack_b<T, NR>(pr.trans_b, b, ldb, p0, kc, j0, nc, b_pack.get());
+      for (size_t i0 = i_begin; i0 < i_end; i0 += kMC) {
+        const size_t mc = std::min(kMC, i_end - i0);
+        pack_a<T, MR>(pr.trans_a, a, lda, i0, mc, p0, kc, alpha, a_pack.get());
+        for (size_t s = 0; s < nc; s += NR) {
+          const size_t cols = std::min(NR, nc - s);
+          const T* bp = b_pack.get() + s * kc;
+          for (size_t r = 0; r < mc; r += MR) {
+            const size_t rows = std::min(MR, mc - r);
+            const T* ap = a_pack.get() + r * kc;
+            T* cp = c + (i0 + r) * ldc + j0 + s;
+            if (rows == MR && cols == NR) {
+              micro(kc, ap, bp, cp, ldc, block_beta);
+              continue;
+            }
+            // Edge tile: compute into a scratch tile, then merge the valid part.
+            micro(kc, ap, bp, tile, NR, T(0));
+            for (size_t i = 0; i < rows; ++i)
+              for (size_t j = 0; j < cols; ++j) {
+                T& dst = cp[i * ldc + j];
+                dst = block_beta == T(0) ? tile[i * NR + j] : tile[i * NR + j] + block_beta * dst;
+              }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Matrix-vector shapes (one row or one column of C) do not benefit from packing: they are
+// bound by reading A or B once.
+template <typename T>
+void gemm_thin(const Problem& pr, T alpha, const T* a, size_t lda, const T* b, size_t ldb, T beta,
+               T* c, size_t ldc, const ParallelFor& parallel) {
+  auto opa = [&](size_t i, size_t p) { return pr.trans_a ? a[p * lda + i] : a[i * lda + p]; };
+  auto opb = [&](size_t p, size_t j) { return pr.trans_b ? b[j * ldb + p] : b[p * ldb + j]; };
+  auto finish = [&](T& dst, T sum) { dst = beta == T(0) ? alpha * sum : alpha * sum + beta * dst; };
+  if (pr.m == 1 && !pr.trans_b) {
+    // c[j] = sum_p a[p] * B[p][j]: stream B row by row, vectorised over j.
+    auto run = [&](size_t j_begin, size_t j_end) {
+      std::vector<T> acc(j_end - j_begin, T(0));
+      for (size_t p = 0; p < pr.k; ++p) {
+        const T av = opa(0, p);
+        const T* brow = b + p * ldb;
+        for (size_t j = j_begin; j < j_end; ++j) acc[j - j_begin] += av * brow[j];
+      }
+      for (size_t j = j_begin; j < j_end; ++j) finish(c[j], acc[j - j_begin]);
+    };
+    if (parallel)
+      parallel(pr.n, 256, run);
+    else
+      run(0, pr.n);
+    return;
+  }
+  // One dot product per output element; contiguous operands use split accumulators so the
+  // compiler can vectorise without reassociating a single running sum.
+  const bool contiguous = !pr.trans_a && pr.trans_b;
+  auto run = [&](size_t begin, size_t end) {
+    for (size_t idx = begin; idx < end; ++idx) {
+      const size_t i = pr.m == 1 ? 0 : idx, j = pr.m == 1 ? idx : 0;
+      T sum = T(0);
+      if (contiguous) {
+        constexpr size_t kLanes = 16;
+        const T* ar = a + i * lda;
+        const T* br = b + j * ldb;
+        T lanes[kLanes] = {};
+        size_t p = 0;
+        for (; p + kLanes <= pr.k; p += kLanes)
+          for (size_t l = 0; l < kLanes; ++l) lanes[l] += ar[p + l] * br[p + l];
+        for (; p < pr.k; ++p) sum += ar[p] * br[p];
+        for (size_t l = 0; l < kLanes; ++l) sum += lanes[l];
+      } else {
+        for (size_t p = 0; p < pr.k; ++p) sum += opa(i, p) * opb(p, j);
+      }
+      finish(c[i * ldc + j], sum);
+    }
+  };
+  const size_t count = pr.m == 1 ? pr.n : pr.m;
+  if (parallel)
+    parallel(count, std::max<size_t>(1, 4096 / std::max<size_t>(1, pr.k)), run);
+  else
+    run(0, count);
+}
+
+template <typename T, size_t MR, size_t NR>
+void gemm_blocked(const Problem& pr, T alpha, const T* a, size_t lda, const T* b, size_t ldb,
+                  T beta, T* c, size_t ldc, const ParallelFor& parallel, MicroKernel<T> micro) {
+  // Split the larger of M and N into independent tasks; each task packs its own panels.
+  // Tasks are whole multiples of the register tile so only true edges take the edge path.
+  const bool split_n = pr.n >= pr.m;
+  const size_t extent = split_n ? pr.n : pr.m;
+  const size_t unit = split_n ? NR : MR;
+  const size_t units = (extent + unit - 1) / unit;
+  // Enough work per task to amortise packing: about 64K multiply-adds at least.
+  const size_t other = split_n ? pr.m : pr.n;
+  const size_t per_unit = std::max<size_t>(1, unit * other * pr.k);
+  const size_t grain = std::max<size_t>(1, (size_t{1} << 16) / per_unit);
+  auto run = [&](size_t u_begin, size_t u_end) {
+    const size_t lo = u_begin * unit, hi = std::min(extent, u_end * unit);
+    if (split_n)
+      gemm_block<T, MR, NR>(pr, alpha, a, lda, b, ldb, beta, c, ldc, 0, pr.m, lo, hi, micro);
+    else
+      gemm_block<T, MR, NR>(pr, alpha, a, lda, b, ldb, beta, c, ldc, lo, hi, 0, pr.n, micro);
+  };
+  if (parallel && units > grain)
+    parallel(units, grain, run);
+  else
+    run(0, units);
+}
+
+template <typename T>
+void gemm_any(bool trans_a, bool trans_b, size_t m, size_t n, size_t k, T alpha, const T* a,
+              size_t lda, const T* b, size_t ldb, T beta, T* c, size_t ldc,
+              const ParallelFor& parallel) {
+  if (m == 0 || n == 0) return;
+  const Problem pr{trans_a, trans_b, m, n, k};
+  if (k == 0 || alpha == T(0)) {
+    for (size_t i = 0; i < m; ++i)
+      for (size_t j = 0; j < n; ++j) {
+        T& dst = c[i * ldc + j];
+        dst = beta == T(0) ? T(0) : beta * dst;
+      }
+    return;
+  }
+  if (m == 1 || n == 1) return gemm_thin<T>(pr, alpha, a, lda, b, ldb, beta, c, ldc, parallel);
+#ifdef LOOM_GEMM_HAVE_AVX2
+  if (cpu_has_avx2_fma())
+    return gemm_blocked<T, kAvx2MR, kAvx2NR<T>>(pr, alpha, a, lda, b, ldb, beta, c, ldc, parallel,
+                                                &micro_avx2<T>);
+#endif
+  gemm_blocked<T, kPortableMR, kPortableNR<T>>(pr, alpha, a, lda, b, ldb, beta, c, ldc, parallel,
+                                               &micro_portable<T>);
+}
+
+}  // namespace
+
+void gemm(bool trans_a, bool trans_b, size_t m, size_t n, size_t k, float alpha, const float* a,
+          size_t lda, const float* b, size_t ldb, float beta, float* c, size_t ldc,
+          const ParallelFor& parallel) {
+  gemm_any<float>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel);
+}
+
+void gemm(bool trans_a, bool trans_b, size_t m, size_t n, size_t k, double alpha, const double* a,
+          size_t lda, const double* b, size_t ldb, double beta, double* c, size_t ldc,
+          const ParallelFor& parallel) {
+  gemm_any<double>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel);
+}
+
+}  // namespace loom::cpu

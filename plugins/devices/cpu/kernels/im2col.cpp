@@ -1,0 +1,77 @@
+// im2col / col2im for N-D windows (see conv_util.hpp). Each column row is one (channel, tap)
+// pair, filled one output row at a time: zeros for the padded ends, a copy (or a strided
+// gather) for the part inside the input.
+#include <cstring>
+
+#include "conv_util.hpp"
+
+namespace loom::cpu::nn {
+
+template <typename T>
+void im2col(const WindowGeometry& g, const T* x, size_t channels, T* col,
+            const ParallelFor& parallel) {
+  const size_t taps = g.kernel_size(), out_size = g.out_size(), in_size = g.in_size();
+  const int64_t s = g.stride.back(), width = g.out.back();
+  auto rows = [&](size_t begin, size_t end) {
+    for (size_t row = begin; row < end; ++row) {
+      const T* plane = x + (row / taps) * in_size;
+      T* dst_row = col + row * out_size;
+      for_each_tap_row(g, row % taps,
+                       [&](int64_t out_off, int64_t in_off, int64_t lo, int64_t hi, int64_t first) {
+                         T* dst = dst_row + out_off;
+                         std::fill(dst, dst + lo, T(0));
+                         std::fill(dst + hi, dst + width, T(0));
+                         if (hi <= lo) return;
+                         const T* src = plane + in_off + first;
+                         if (s == 1) {
+                           std::memcpy(dst + lo, src, static_cast<size_t>(hi - lo) * sizeof(T));
+                         } else {
+                           for (int64_t i = 0; i < hi - lo; ++i) dst[lo + i] = src[i * s];
+                         }
+                       });
+    }
+  };
+  const size_t total = channels * taps;
+  if (parallel)
+    parallel(total, 4, rows);
+  else
+    rows(0, total);
+}
+
+template <typename T>
+void col2im(const WindowGeometry& g, const T* col, size_t channels, T* y,
+            const ParallelFor& parallel) {
+  const size_t taps = g.kernel_size(), out_size = g.out_size(), in_size = g.in_size();
+  const int64_t s = g.stride.back();
+  // Taps of one channel overlap in y, so a channel is never split between threads.
+  auto planes = [&](size_t begin, size_t end) {
+    for (size_t c = begin; c < end; ++c) {
+      T* plane = y + c * in_size;
+      for (size_t tap = 0; tap < taps; ++tap) {
+        const T* src_row = col + (c * taps + tap) * out_size;
+        for_each_tap_row(
+            g, tap, [&](int64_t out_off, int64_t in_off, int64_t lo, int64_t hi, int64_t first) {
+              if (hi <= lo) return;
+              const T* src = src_row + out_off + lo;
+              T* dst = plane + in_off + first;
+              for (int64_t i = 0; i < hi - lo; ++i) dst[i * s] += src[i];
+            });
+      }
+    }
+  };
+  if (parallel)
+    parallel(channels, 1, planes);
+  else
+    planes(0, channels);
+}
+
+template void im2col<float>(const WindowGeometry&, const float*, size_t, float*,
+                            const ParallelFor&);
+template void im2col<double>(const WindowGeometry&, const double*, size_t, double*,
+                             const ParallelFor&);
+template void col2im<float>(const WindowGeometry&, const float*, size_t, float*,
+                            const ParallelFor&);
+template void col2im<double>(const WindowGeometry&, const double*, size_t, double*,
+                             const ParallelFor&);
+
+}  // namespace loom::cpu::nn
