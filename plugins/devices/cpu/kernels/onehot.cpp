@@ -1,0 +1,59 @@
+// OneHot: inserts a depth axis; on_value where the index matches, off_value elsewhere.
+// Negative indices count from depth; indices outside [-depth, depth) give an all-off row.
+#include <cmath>
+
+#include "data_movement.hpp"
+
+namespace loom::cpu {
+namespace {
+
+void onehot_kernel(KernelContext& ctx) {
+  const loom_tensor_t& indices = ctx.required_input(0);
+  const double depth_value = read_scalar_as_double(ctx, ctx.required_input(1), "depth");
+  const loom_tensor_t& values = ctx.required_input(2);
+  if (sdk::element_count(values) != 2)
+    fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": values must hold [off_value, on_value]");
+  if (!(depth_value >= 1) || depth_value > 1e9)
+    fail(LOOM_ERROR_INVALID_ARGUMENT,
+         ctx.where() + ": depth " + std::to_string(depth_value) + " must be a positive size");
+  const int64_t depth = static_cast<int64_t>(depth_value);
+  const int64_t out_rank = indices.rank + 1;
+  const int64_t axis = normalize_axis(ctx, ctx.attrs().get_int("axis", -1), out_rank);
+  std::vector<int64_t> out_dims = dims_of(indices);
+  out_dims.insert(out_dims.begin() + axis, depth);
+  const size_t esize = element_size(ctx, values.dtype);
+  std::vector<int64_t> idx(static_cast<size_t>(sdk::element_count(indices)));
+  dispatch<kNumeric>(indices.dtype, ctx.where(), [&]<typename T>() {
+    const T* p = static_cast<const T*>(indices.data);
+    for (size_t i = 0; i < idx.size(); ++i) {
+      double v = std::trunc(convert<double>(p[i]));
+      idx[i] = v < -static_cast<double>(depth) || v >= static_cast<double>(depth)
+                   ? -1
+                   : static_cast<int64_t>(v < 0 ? v + static_cast<double>(depth) : v);
+    }
+  });
+  OutputBuffer out(ctx, 0, values.dtype, out_dims);
+  const auto* off = static_cast<const unsigned char*>(values.data);
+  const auto* on = off + esize;
+  auto* dst = static_cast<unsigned char*>(out.data());
+  // indices = [outer, inner] around the new axis: out[o][d][i] = idx[o][i] == d.
+  const size_t outer =
+      static_cast<size_t>(product(sdk::shape_of(indices), 0, static_cast<size_t>(axis)));
+  const size_t inner =
+      static_cast<size_t>(product(sdk::shape_of(indices), static_cast<size_t>(axis)));
+  for (size_t o = 0; o < outer; ++o)
+    for (int64_t d = 0; d < depth; ++d)
+      for (size_t i = 0; i < inner; ++i) {
+        const bool hot = idx[o * inner + i] == d;
+        std::memcpy(
+            dst + ((o * static_cast<size_t>(depth) + static_cast<size_t>(d)) * inner + i) * esize,
+            hot ? on : off, esize);
+      }
+  out.commit();
+}
+
+}  // namespace
+
+LOOM_CPU_KERNEL("OneHot", 9, onehot_kernel, nullptr);
+
+}  // namespace loom::cpu
