@@ -1,0 +1,50 @@
+// A host tensor owned by an application: what infer-run and the conformance runner read from
+// files, feed to the core and compare. Independent of libloom (only the dtype enum of the ABI).
+#pragma once
+
+#include <loom/plugin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace loom::apps {
+
+// Every reader/writer error: one line naming the file and the problem.
+class TensorIoError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct HostTensor {
+  loom_dtype_t dtype = LOOM_DTYPE_UNDEFINED;
+  std::vector<int64_t> dims;         // empty = scalar
+  std::vector<std::byte> data;       // element bytes, little-endian, row-major (not STRING)
+  std::vector<std::string> strings;  // elements of a STRING tensor
+
+  // Product of dims (1 for a scalar). Throws TensorIoError on negative dims or overflow.
+  size_t element_count() const;
+  // "[1, 3, 224, 224]"
+  std::string shape_string() const;
+
+  // A zero-filled tensor of the given dtype and shape (strings: empty).
+  static HostTensor zeros(loom_dtype_t dtype, std::vector<int64_t> dims);
+
+  template <typename T>
+  const T* as() const {
+    return reinterpret_cast<const T*>(data.data());
+  }
+  template <typename T>
+  T* as() {
+    return reinterpret_cast<T*>(data.data());
+  }
+};
+
+// Checked product of dims; throws TensorIoError naming `what` when a dim is negative or the
+// product does not fit in size_t / exceeds `max_elements`.
+size_t checked_element_count(const std::vector<int64_t>& dims, const std::string& what,
+                             size_t max_elements = SIZE_MAX);
+
+}  // namespace loom::apps

@@ -1,0 +1,26 @@
+// ONNX TensorProto files (.pb), as used by the ONNX backend test data: raw_data and the typed
+// repeated fields (float_data, int32_data, int64_data, double_data, uint64_data, string_data)
+// are all read; writing uses raw_data (string_data for strings). External data and segments
+// are refused.
+#pragma once
+
+#include <loom_apps/host_tensor.hpp>
+#include <string>
+
+namespace loom::apps {
+
+struct NamedTensor {
+  std::string name;  // TensorProto.name, may be empty
+  HostTensor tensor;
+};
+
+NamedTensor read_tensor_proto(const std::string& path);
+NamedTensor parse_tensor_proto(const std::string& bytes, const std::string& what);
+
+void write_tensor_proto(const std::string& path, const std::string& name, const HostTensor& tensor);
+std::string serialize_tensor_proto(const std::string& name, const HostTensor& tensor);
+
+// Reads `path` as .npy or TensorProto, chosen by content (the .npy magic), not by extension.
+NamedTensor read_tensor_file(const std::string& path);
+
+}  // namespace loom::apps

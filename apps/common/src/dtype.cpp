@@ -1,0 +1,201 @@
+#include <bit>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <loom_apps/dtype.hpp>
+
+namespace loom::apps {
+
+size_t dtype_size(loom_dtype_t dtype) {
+  switch (dtype) {
+    case LOOM_DTYPE_BOOL:
+    case LOOM_DTYPE_INT8:
+    case LOOM_DTYPE_UINT8:
+      return 1;
+    case LOOM_DTYPE_INT16:
+    case LOOM_DTYPE_UINT16:
+    case LOOM_DTYPE_FLOAT16:
+    case LOOM_DTYPE_BFLOAT16:
+      return 2;
+    case LOOM_DTYPE_INT32:
+    case LOOM_DTYPE_UINT32:
+    case LOOM_DTYPE_FLOAT32:
+      return 4;
+    case LOOM_DTYPE_INT64:
+    case LOOM_DTYPE_UINT64:
+    case LOOM_DTYPE_FLOAT64:
+    case LOOM_DTYPE_COMPLEX64:
+      return 8;
+    case LOOM_DTYPE_COMPLEX128:
+      return 16;
+    case LOOM_DTYPE_STRING:
+    case LOOM_DTYPE_UNDEFINED:
+      return 0;
+  }
+  return 0;
+}
+
+std::string_view dtype_name(loom_dtype_t dtype) {
+  switch (dtype) {
+    case LOOM_DTYPE_UNDEFINED:
+      return "undefined";
+    case LOOM_DTYPE_FLOAT32:
+      return "float32";
+    case LOOM_DTYPE_UINT8:
+      return "uint8";
+    case LOOM_DTYPE_INT8:
+      return "int8";
+    case LOOM_DTYPE_UINT16:
+      return "uint16";
+    case LOOM_DTYPE_INT16:
+      return "int16";
+    case LOOM_DTYPE_INT32:
+      return "int32";
+    case LOOM_DTYPE_INT64:
+      return "int64";
+    case LOOM_DTYPE_STRING:
+      return "string";
+    case LOOM_DTYPE_BOOL:
+      return "bool";
+    case LOOM_DTYPE_FLOAT16:
+      return "float16";
+    case LOOM_DTYPE_FLOAT64:
+      return "float64";
+    case LOOM_DTYPE_UINT32:
+      return "uint32";
+    case LOOM_DTYPE_UINT64:
+      return "uint64";
+    case LOOM_DTYPE_COMPLEX64:
+      return "complex64";
+    case LOOM_DTYPE_COMPLEX128:
+      return "complex128";
+    case LOOM_DTYPE_BFLOAT16:
+      return "bfloat16";
+  }
+  return "undefined";
+}
+
+bool dtype_is_float(loom_dtype_t dtype) {
+  return dtype == LOOM_DTYPE_FLOAT16 || dtype == LOOM_DTYPE_FLOAT32 ||
+         dtype == LOOM_DTYPE_FLOAT64 || dtype == LOOM_DTYPE_BFLOAT16;
+}
+
+bool dtype_is_integer(loom_dtype_t dtype) {
+  switch (dtype) {
+    case LOOM_DTYPE_INT8:
+    case LOOM_DTYPE_INT16:
+    case LOOM_DTYPE_INT32:
+    case LOOM_DTYPE_INT64:
+    case LOOM_DTYPE_UINT8:
+    case LOOM_DTYPE_UINT16:
+    case LOOM_DTYPE_UINT32:
+    case LOOM_DTYPE_UINT64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool dtype_is_real_number(loom_dtype_t dtype) {
+  return dtype_is_float(dtype) || dtype_is_integer(dtype) || dtype == LOOM_DTYPE_BOOL;
+}
+
+float half_to_float(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1Fu;
+  uint32_t mantissa = bits & 0x3FFu;
+  uint32_t out;
+  if (exponent == 0x1F) {
+    out = sign | 0x7F800000u | (mantissa << 13);  // inf / NaN (payload kept)
+  } else if (exponent != 0) {
+    out = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    out = sign;
+  } else {
+    // Subnormal half: value = mantissa * 2^-24, exact in float.
+    float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  return std::bit_cast<float>(out);
+}
+
+uint16_t float_to_half(float value) {
+  uint32_t f = std::bit_cast<uint32_t>(value);
+  uint16_t sign = static_cast<uint16_t>((f >> 16) & 0x8000u);
+  uint32_t abs = f & 0x7FFFFFFFu;
+  if (abs >= 0x7F800000u) {  // inf or NaN
+    return static_cast<uint16_t>(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0u));
+  }
+  if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // rounds to inf
+  if (abs < 0x38800000u) {
+    // Result is subnormal or zero: round abs * 2^24 to nearest even integer.
+    float magnitude = std::bit_cast<float>(abs);
+    float scaled = std::nearbyint(magnitude * 16777216.0f);  // default mode: ties to even
+    return static_cast<uint16_t>(sign | static_cast<uint16_t>(scaled));
+  }
+  uint32_t mantissa = abs & 0x7FFFFFu;
+  uint32_t exponent = (abs >> 23) - 112;
+  uint32_t half = (exponent << 10) | (mantissa >> 13);
+  uint32_t rest = mantissa & 0x1FFFu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // carries into exponent ok
+  return static_cast<uint16_t>(sign | half);
+}
+
+float bfloat16_to_float(uint16_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+
+uint16_t float_to_bfloat16(float value) {
+  uint32_t f = std::bit_cast<uint32_t>(value);
+  if ((f & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((f >> 16) | 0x40u);  // NaN
+  uint32_t rounding = 0x7FFFu + ((f >> 16) & 1u);
+  return static_cast<uint16_t>((f + rounding) >> 16);
+}
+
+namespace {
+template <typename T>
+T load(const void* data, size_t index) {
+  T v;
+  std::memcpy(&v, static_cast<const std::byte*>(data) + index * sizeof(T), sizeof(T));
+  return v;
+}
+}  // namespace
+
+double element_as_double(loom_dtype_t dtype, const void* data, size_t index) {
+  switch (dtype) {
+    case LOOM_DTYPE_FLOAT32:
+      return load<float>(data, index);
+    case LOOM_DTYPE_FLOAT64:
+      return load<double>(data, index);
+    case LOOM_DTYPE_FLOAT16:
+      return half_to_float(load<uint16_t>(data, index));
+    case LOOM_DTYPE_BFLOAT16:
+      return bfloat16_to_float(load<uint16_t>(data, index));
+    case LOOM_DTYPE_INT8:
+      return load<int8_t>(data, index);
+    case LOOM_DTYPE_INT16:
+      return load<int16_t>(data, index);
+    case LOOM_DTYPE_INT32:
+      return load<int32_t>(data, index);
+    case LOOM_DTYPE_INT64:
+      return static_cast<double>(load<int64_t>(data, index));
+    case LOOM_DTYPE_UINT8:
+      return load<uint8_t>(data, index);
+    case LOOM_DTYPE_UINT16:
+      return load<uint16_t>(data, index);
+    case LOOM_DTYPE_UINT32:
+      return load<uint32_t>(data, index);
+    case LOOM_DTYPE_UINT64:
+      return static_cast<double>(load<uint64_t>(data, index));
+    case LOOM_DTYPE_BOOL:
+      return load<uint8_t>(data, index) != 0 ? 1.0 : 0.0;
+    case LOOM_DTYPE_COMPLEX64:
+      return load<float>(data, 2 * index);
+    case LOOM_DTYPE_COMPLEX128:
+      return load<double>(data, 2 * index);
+    default:
+      return 0.0;
+  }
+}
+
+}  // namespace loom::apps

@@ -1,0 +1,167 @@
+// ONNX TensorProto <-> HostTensor, through the system's libonnx_proto (never a private copy of
+// onnx.proto: two registrations of the same descriptors in one process abort).
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <loom_apps/dtype.hpp>
+#include <loom_apps/tensor_proto.hpp>
+
+#include "file_bytes.hpp"
+
+namespace loom::apps {
+namespace {
+
+// protobuf refuses messages above 2 GiB.
+constexpr size_t kMaxProtoBytes = (size_t{1} << 31) - 1;
+
+bool known_dtype(int32_t type) {
+  return type >= LOOM_DTYPE_FLOAT32 && type <= LOOM_DTYPE_BFLOAT16;
+}
+
+template <typename Dst, typename Repeated>
+void copy_typed(HostTensor& t, const Repeated& field, size_t per_element, size_t count,
+                const std::string& what, const char* field_name) {
+  if (static_cast<size_t>(field.size()) != count * per_element)
+    throw TensorIoError(fmt::format("{}: {} holds {} values, shape {} needs {}", what, field_name,
+                                    field.size(), t.shape_string(), count * per_element));
+  Dst* out = t.as<Dst>();
+  for (int i = 0; i < field.size(); ++i) out[i] = static_cast<Dst>(field.Get(i));
+}
+
+void read_typed_fields(const onnx::TensorProto& p, HostTensor& t, size_t count,
+                       const std::string& what) {
+  switch (t.dtype) {
+    case LOOM_DTYPE_FLOAT32:
+      return copy_typed<float>(t, p.float_data(), 1, count, what, "float_data");
+    case LOOM_DTYPE_COMPLEX64:
+      return copy_typed<float>(t, p.float_data(), 2, count, what, "float_data");
+    case LOOM_DTYPE_FLOAT64:
+      return copy_typed<double>(t, p.double_data(), 1, count, what, "double_data");
+    case LOOM_DTYPE_COMPLEX128:
+      return copy_typed<double>(t, p.double_data(), 2, count, what, "double_data");
+    case LOOM_DTYPE_INT64:
+      return copy_typed<int64_t>(t, p.int64_data(), 1, count, what, "int64_data");
+    case LOOM_DTYPE_UINT32:
+      return copy_typed<uint32_t>(t, p.uint64_data(), 1, count, what, "uint64_data");
+    case LOOM_DTYPE_UINT64:
+      return copy_typed<uint64_t>(t, p.uint64_data(), 1, count, what, "uint64_data");
+    case LOOM_DTYPE_INT32:
+      return copy_typed<int32_t>(t, p.int32_data(), 1, count, what, "int32_data");
+    case LOOM_DTYPE_INT16:
+      return copy_typed<int16_t>(t, p.int32_data(), 1, count, what, "int32_data");
+    case LOOM_DTYPE_INT8:
+      return copy_typed<int8_t>(t, p.int32_data(), 1, count, what, "int32_data");
+    case LOOM_DTYPE_UINT16:
+      return copy_typed<uint16_t>(t, p.int32_data(), 1, count, what, "int32_data");
+    case LOOM_DTYPE_UINT8:
+      return copy_typed<uint8_t>(t, p.int32_data(), 1, count, what, "int32_data");
+    // 16-bit floats travel as their bit patterns in int32_data.
+    case LOOM_DTYPE_FLOAT16:
+    case LOOM_DTYPE_BFLOAT16:
+      return copy_typed<uint16_t>(t, p.int32_data(), 1, count, what, "int32_data");
+    case LOOM_DTYPE_BOOL: {
+      copy_typed<uint8_t>(t, p.int32_data(), 1, count, what, "int32_data");
+      for (std::byte& b : t.data) b = static_cast<std::byte>(b != std::byte{0});
+      return;
+    }
+    default:
+      throw TensorIoError(
+          fmt::format("{}: unsupported data_type {}", what, static_cast<int>(t.dtype)));
+  }
+}
+
+}  // namespace
+
+NamedTensor parse_tensor_proto(const std::string& bytes, const std::string& what) {
+  onnx::TensorProto proto;
+  if (bytes.size() > kMaxProtoBytes || !proto.ParseFromString(bytes))
+    throw TensorIoError(fmt::format("{}: not a valid ONNX TensorProto", what));
+  if (!known_dtype(proto.data_type()))
+    throw TensorIoError(fmt::format(
+        "{}: unknown or missing data_type {} (is this a TensorProto, not a sequence/map?)", what,
+        proto.data_type()));
+  if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
+    throw TensorIoError(fmt::format("{}: tensors with external data are not supported", what));
+  if (proto.has_segment())
+    throw TensorIoError(fmt::format("{}: segmented tensors are not supported", what));
+  if (proto.dims_size() > LOOM_MAX_RANK)
+    throw TensorIoError(fmt::format("{}: rank {} above the supported maximum of {}", what,
+                                    proto.dims_size(), LOOM_MAX_RANK));
+
+  NamedTensor out;
+  out.name = proto.name();
+  HostTensor& t = out.tensor;
+  t.dtype = static_cast<loom_dtype_t>(proto.data_type());
+  t.dims.assign(proto.dims().begin(), proto.dims().end());
+  // Every element needs at least one byte of the file (or a typed value), so a count above the
+  // file size is a lie: refuse before allocating.
+  size_t count = checked_element_count(t.dims, what);
+  if (t.dtype == LOOM_DTYPE_STRING) {
+    if (static_cast<size_t>(proto.string_data_size()) != count)
+      throw TensorIoError(fmt::format("{}: string_data holds {} values, shape {} needs {}", what,
+                                      proto.string_data_size(), t.shape_string(), count));
+    t.strings.assign(proto.string_data().begin(), proto.string_data().end());
+    return out;
+  }
+  size_t element = dtype_size(t.dtype);
+  if (proto.has_raw_data()) {
+    if (count > SIZE_MAX / element || count * element != proto.raw_data().size())
+      throw TensorIoError(fmt::format("{}: raw_data holds {} bytes, shape {} of {} needs {}", what,
+                                      proto.raw_data().size(), t.shape_string(),
+                                      dtype_name(t.dtype), count * element));
+    t.data.resize(proto.raw_data().size());
+    if (!t.data.empty()) std::memcpy(t.data.data(), proto.raw_data().data(), t.data.size());
+    if (t.dtype == LOOM_DTYPE_BOOL)
+      for (std::byte& b : t.data) b = static_cast<std::byte>(b != std::byte{0});
+    return out;
+  }
+  if (count > bytes.size())
+    throw TensorIoError(fmt::format("{}: shape {} claims more elements than the file holds", what,
+                                    t.shape_string()));
+  t.data.resize(count * element);
+  read_typed_fields(proto, t, count, what);
+  return out;
+}
+
+NamedTensor read_tensor_proto(const std::string& path) {
+  return parse_tensor_proto(detail::read_file_bytes(path, kMaxProtoBytes), path);
+}
+
+std::string serialize_tensor_proto(const std::string& name, const HostTensor& tensor) {
+  if (!known_dtype(tensor.dtype))
+    throw TensorIoError(
+        fmt::format("cannot write dtype {} as a TensorProto", dtype_name(tensor.dtype)));
+  onnx::TensorProto proto;
+  proto.set_name(name);
+  proto.set_data_type(static_cast<int32_t>(tensor.dtype));
+  for (int64_t d : tensor.dims) proto.add_dims(d);
+  size_t count = tensor.element_count();
+  if (tensor.dtype == LOOM_DTYPE_STRING) {
+    if (tensor.strings.size() != count)
+      throw TensorIoError("string tensor: element count does not match its shape");
+    for (const auto& s : tensor.strings) proto.add_string_data(s);
+  } else {
+    if (tensor.data.size() != count * dtype_size(tensor.dtype))
+      throw TensorIoError(fmt::format("tensor: {} data bytes do not match shape {} of {}",
+                                      tensor.data.size(), tensor.shape_string(),
+                                      dtype_name(tensor.dtype)));
+    proto.set_raw_data(tensor.data.data(), tensor.data.size());
+  }
+  std::string bytes;
+  if (!proto.SerializeToString(&bytes)) throw TensorIoError("TensorProto serialization failed");
+  return bytes;
+}
+
+void write_tensor_proto(const std::string& path, const std::string& name,
+                        const HostTensor& tensor) {
+  std::string bytes;
+  try {
+    bytes = serialize_tensor_proto(name, tensor);
+  } catch (const TensorIoError& e) {
+    throw TensorIoError(fmt::format("{}: {}", path, e.what()));
+  }
+  detail::write_file_bytes(path, bytes);
+}
+
+}  // namespace loom::apps

@@ -1,0 +1,174 @@
+#include "cli_options.hpp"
+
+#include <fmt/format.h>
+#include <loom/loom.h>
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+
+#include "app_error.hpp"
+
+namespace loom::infer_run {
+namespace {
+
+constexpr const char* kFooter = R"(
+Inputs not given with --input are generated from --seed: floats uniform in [0, 1), integers
+in [0, 10), bools 0/1, strings of random letters. Dynamic dimensions need --shape.
+
+Exit codes:
+  0  success
+  2  usage error: bad option or value, unknown input name, unreadable or mismatching input file
+  3  model error: the model file is missing, malformed or fails validation
+  4  runtime error: session creation (e.g. no device for a node with --no-fallback),
+     inference, or writing --output failed
+  5  plugin error: a plugin named with --plugin failed to load (its reason is printed)
+Every error is one line on stderr: "infer-run: error: ...".)";
+
+std::pair<std::string, std::string> split_assignment(const std::string& text,
+                                                     const std::string& option) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw AppError(kExitUsage, fmt::format("{} expects NAME=VALUE, got '{}'", option, text));
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+loom_log_level_t parse_log_level(const std::string& text) {
+  if (text == "debug") return LOOM_LOG_DEBUG;
+  if (text == "info") return LOOM_LOG_INFO;
+  if (text == "warning") return LOOM_LOG_WARNING;
+  if (text == "error") return LOOM_LOG_ERROR;
+  throw AppError(kExitUsage,
+                 fmt::format("--log-level must be debug, info, warning or error, not '{}'", text));
+}
+
+// "a, b,c" -> "a,b,c"; refuses empty names.
+std::string normalize_device_list(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string name = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (name.empty())
+      throw AppError(kExitUsage, fmt::format("--device: empty device name in '{}'", text));
+    out += (out.empty() ? "" : ",") + name;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> parse_shape(const std::string& text, const std::string& what) {
+  std::vector<int64_t> dims;
+  if (text.empty()) return dims;
+  size_t start = 0;
+  while (true) {
+    size_t x = text.find('x', start);
+    std::string part = text.substr(start, x == std::string::npos ? x : x - start);
+    int64_t value = -1;
+    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || value < 0)
+      throw AppError(kExitUsage, fmt::format("{}: bad shape '{}' (expected e.g. 1x3x224x224 with "
+                                             "non-negative integers)",
+                                             what, text));
+    dims.push_back(value);
+    if (dims.size() > LOOM_MAX_RANK)
+      throw AppError(kExitUsage, fmt::format("{}: rank above {}", what, LOOM_MAX_RANK));
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  return dims;
+}
+
+std::optional<Options> parse_command_line(int argc, char** argv) {
+  Options o;
+  CLI::App app{"infer-run: run a neural-network model with Loom", "infer-run"};
+  app.footer(kFooter);
+  app.set_version_flag("--version",
+                       fmt::format("infer-run {} (libloom {}, plugin ABI {}.{})", LOOM_VERSION_TEXT,
+                                   loom_version(), LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR));
+  std::vector<std::string> inputs, shapes, device_options;
+  std::string log_level = "warning";
+  bool verbose = false;
+
+  app.add_option("model,--model", o.model, "Model file (format detected by content)")
+      ->type_name("FILE");
+  app.add_option("--input,-i", inputs, "Input tensor NAME=FILE (.npy or ONNX TensorProto .pb)")
+      ->type_name("NAME=FILE")
+      ->allow_extra_args(false);  // one value per flag: a positional model is never swallowed
+  app.add_option("--shape", shapes,
+                 "Shape of a generated input, NAME=1x3x224x224 ('NAME=' for "
+                 "a scalar)")
+      ->type_name("NAME=DIMS")
+      ->allow_extra_args(false);
+  app.add_option("--seed", o.seed, "Seed of the generated inputs")->capture_default_str();
+  app.add_option("--output,-o", o.output_dir, "Write each output to DIR/<name>.npy")
+      ->type_name("DIR");
+  app.add_option("--device,-d", o.devices, "Devices in priority order, e.g. onednn,cpu")
+      ->capture_default_str();
+  app.add_flag("--no-fallback", o.no_fallback,
+               "Fail (listing the nodes) instead of falling back to the cpu device");
+  app.add_option("--plugin,-p", o.plugins, "Plugin file or directory, searched first")
+      ->type_name("FILE|DIR")
+      ->allow_extra_args(false);
+  app.add_option("--device-option", device_options, "Option for the devices, KEY=VALUE")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  app.add_option("--threads,-t", o.threads, "Threads per device (0: all cores)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--warmup", o.warmup, "Untimed runs before measuring")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--repeat,-r", o.repeat, "Timed runs")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_flag("--json", o.json, "Print one JSON object on stdout instead of text");
+  app.add_option("--json-max-values", o.json_max_values,
+                 "Leave out the values of outputs with more elements than this")
+      ->capture_default_str();
+  app.add_flag("--explain", o.explain, "Print the execution plan (stderr with --json)");
+  app.add_flag("--list-plugins", o.list_plugins, "List the plugins found, loaded or skipped");
+  app.add_flag("--list-devices", o.list_devices, "List the device instances of loaded plugins");
+  app.add_option("--log-level", log_level, "debug, info, warning or error")->capture_default_str();
+  app.add_flag("--verbose,-v", verbose, "Same as --log-level info");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    return std::nullopt;
+  } catch (const CLI::CallForAllHelp&) {
+    fmt::print("{}", app.help("", CLI::AppFormatMode::All));
+    return std::nullopt;
+  } catch (const CLI::CallForVersion&) {
+    fmt::print("{}\n", app.version());
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    throw AppError(kExitUsage, fmt::format("{} (see --help)", e.what()));
+  }
+
+  for (const auto& text : inputs) o.inputs.push_back(split_assignment(text, "--input"));
+  for (const auto& text : shapes) {
+    auto [name, dims] = split_assignment(text, "--shape");
+    o.shapes.emplace_back(name, parse_shape(dims, "--shape " + name));
+  }
+  for (const auto& text : device_options) {
+    split_assignment(text, "--device-option");  // validates the form
+    if (text.find(';') != std::string::npos)
+      throw AppError(kExitUsage, fmt::format("--device-option '{}' must not contain ';'", text));
+    o.device_options += (o.device_options.empty() ? "" : ";") + text;
+  }
+  o.devices = normalize_device_list(o.devices);
+  o.log_level = verbose ? LOOM_LOG_INFO : parse_log_level(log_level);
+  if (o.model.empty() && !o.list_plugins && !o.list_devices)
+    throw AppError(kExitUsage, "no model given: use --model FILE (see --help)");
+  if (o.json_max_values > (size_t{1} << 32))
+    throw AppError(kExitUsage, "--json-max-values is too large");
+  return o;
+}
+
+}  // namespace loom::infer_run

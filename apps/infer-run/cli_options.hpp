@@ -1,0 +1,41 @@
+// infer-run's command line.
+#pragma once
+
+#include <loom/plugin.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loom::infer_run {
+
+struct Options {
+  std::string model;
+  std::vector<std::pair<std::string, std::string>> inputs;           // name, file
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;  // name, dims
+  uint64_t seed = 0;
+  std::string output_dir;
+  std::string devices = "cpu";
+  bool no_fallback = false;
+  std::vector<std::string> plugins;
+  std::string device_options;  // "key=value;..."
+  int32_t threads = 0;
+  int warmup = 0;
+  int repeat = 1;
+  bool json = false;
+  size_t json_max_values = 1000;
+  bool explain = false;
+  bool list_plugins = false;
+  bool list_devices = false;
+  loom_log_level_t log_level = LOOM_LOG_WARNING;
+};
+
+// Parses argv. Returns nullopt after printing --help or --version (exit 0); throws AppError
+// with kExitUsage on a bad command line.
+std::optional<Options> parse_command_line(int argc, char** argv);
+
+// "1x3x224x224" -> {1, 3, 224, 224}; "" -> {} (a scalar). Throws AppError (usage).
+std::vector<int64_t> parse_shape(const std::string& text, const std::string& what);
+
+}  // namespace loom::infer_run

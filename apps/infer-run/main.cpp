@@ -1,0 +1,233 @@
+// infer-run: loads a model through the public C API, feeds it inputs from files or a seeded
+// generator, runs it on the requested devices and reports outputs, timings and the plan.
+#include <fmt/format.h>
+#include <loom/loom.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <loom_apps/api.hpp>
+#include <loom_apps/npy.hpp>
+#include <set>
+
+#include "app_error.hpp"
+#include "cli_options.hpp"
+#include "input_feeds.hpp"
+#include "listings.hpp"
+#include "report.hpp"
+
+namespace loom::infer_run {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Turns a failed API call into an AppError with the exit code of the step that failed.
+template <typename F>
+auto step(ExitCode code, const std::string& context, F&& f) {
+  try {
+    return f();
+  } catch (const loom::apps::ApiError& e) {
+    ExitCode c = e.code() == LOOM_ERROR_INVALID_MODEL ? kExitModel : code;
+    throw AppError(c, context.empty() ? e.what() : fmt::format("{}: {}", context, e.what()));
+  }
+}
+
+// The core's log lines go to stderr as "loom: <level>: <source>: <message>". While plugins
+// load they are held back: when a plugin the user named fails, infer-run's own error line
+// says why, and a second line from the loader saying the same would only add noise.
+struct LogSink {
+  bool holding = true;
+  std::vector<std::string> held;
+
+  void release(bool print) {
+    if (print)
+      for (const auto& line : held) std::fputs(line.c_str(), stderr);
+    held.clear();
+    holding = false;
+  }
+};
+LogSink g_log_sink;  // outlives the runtime, which calls it until destroyed
+
+void log_to_stderr(void* user, loom_log_level_t level, const char* source, const char* message) {
+  static const char* const kLevels[] = {"debug", "info", "warning", "error"};
+  const char* name = level >= LOOM_LOG_DEBUG && level <= LOOM_LOG_ERROR ? kLevels[level] : "log";
+  std::string line = source != nullptr && *source
+                         ? fmt::format("loom: {}: {}: {}\n", name, source, message)
+                         : fmt::format("loom: {}: {}\n", name, message);
+  auto* sink = static_cast<LogSink*>(user);
+  if (sink->holding)
+    sink->held.push_back(std::move(line));
+  else
+    std::fputs(line.c_str(), stderr);
+}
+
+loom::apps::RuntimePtr make_runtime(const Options& o) {
+  std::vector<const char*> paths;
+  for (const auto& p : o.plugins) paths.push_back(p.c_str());
+  loom_runtime_options_t ro{};
+  ro.struct_size = sizeof(ro);
+  ro.num_plugin_paths = paths.size();
+  ro.plugin_paths = paths.data();
+  ro.use_env_path = true;
+  ro.use_default_paths = true;
+  ro.log_level = o.log_level;
+  ro.log_fn = log_to_stderr;
+  ro.log_user = &g_log_sink;
+  return step(kExitRuntime, "cannot start the runtime",
+              [&] { return loom::apps::create_runtime(ro); });
+}
+
+// Picks a file name for an output that is safe on every file system.
+std::string output_file_name(const std::string& name, size_t index) {
+  std::string safe;
+  for (char c : name)
+    safe +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  if (safe.empty() || safe[0] == '.') safe = fmt::format("output_{}", index) + safe;
+  return safe + ".npy";
+}
+
+void write_outputs(const Options& o, const RunReport& r) {
+  std::error_code ec;
+  std::filesystem::create_directories(o.output_dir, ec);
+  if (ec) throw AppError(kExitRuntime, fmt::format("--output {}: {}", o.output_dir, ec.message()));
+  std::set<std::string> used;
+  for (size_t k = 0; k < r.outputs.size(); ++k) {
+    std::string file = output_file_name(r.output_names[k], k);
+    // Two names may map to one file name ("a/b" and "a_b"): never overwrite an output.
+    if (!used.insert(file).second) used.insert(file = fmt::format("output_{}_{}", k, file));
+    auto path = std::filesystem::path(o.output_dir) / file;
+    try {
+      loom::apps::write_npy(path.string(), r.outputs[k]);
+    } catch (const loom::apps::TensorIoError& e) {
+      throw AppError(kExitRuntime, e.what());
+    }
+  }
+}
+
+int run(int argc, char** argv) {
+  std::optional<Options> parsed = parse_command_line(argc, argv);
+  if (!parsed) return kExitOk;  // --help or --version
+  const Options& o = *parsed;
+
+  loom::apps::RuntimePtr runtime;
+  try {
+    runtime = make_runtime(o);
+  } catch (const AppError&) {
+    g_log_sink.release(true);  // whatever the loader said may explain the failure
+    throw;
+  }
+  if (o.list_plugins) fmt::print("{}", format_plugin_list(runtime.get()));
+  try {
+    check_requested_plugins(runtime.get());
+  } catch (const AppError&) {
+    g_log_sink.release(false);
+    throw;
+  }
+  g_log_sink.release(true);
+  if (o.list_devices) fmt::print("{}", format_device_list(runtime.get()));
+  if (o.model.empty()) return kExitOk;
+
+  RunReport report;
+  report.options = &o;
+  auto start = Clock::now();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(o.model, ec))
+    throw AppError(kExitModel,
+                   fmt::format("model file {} {}", o.model,
+                               std::filesystem::exists(o.model, ec) ? "is not a regular file"
+                                                                    : "does not exist"));
+  loom::apps::ModelPtr model;
+  try {
+    model = loom::apps::load_model(runtime.get(), o.model);
+  } catch (const loom::apps::ApiError& e) {
+    // The core's message usually names the file already; name it only when it does not.
+    std::string message = e.what();
+    if (message.find(o.model) == std::string::npos)
+      message = fmt::format("cannot load {}: {}", o.model, message);
+    throw AppError(kExitModel, message);
+  }
+  report.load_ms = ms_since(start);
+  report.model = model.get();
+
+  auto inputs = step(kExitModel, "", [&] { return loom::apps::model_inputs(model.get()); });
+  auto outputs = step(kExitModel, "", [&] { return loom::apps::model_outputs(model.get()); });
+  std::vector<InputFeed> feeds = prepare_inputs(o, inputs);
+  report.inputs = &feeds;
+  for (const auto& out : outputs) report.output_names.emplace_back(out.name);
+
+  loom_session_options_t so{};
+  so.struct_size = sizeof(so);
+  so.devices = o.devices.c_str();
+  so.threads = o.threads;
+  so.no_fallback = o.no_fallback;
+  so.device_options = o.device_options.c_str();
+  start = Clock::now();
+  loom::apps::SessionPtr session = step(kExitRuntime, "cannot create a session", [&] {
+    return loom::apps::create_session(runtime.get(), model.get(), so);
+  });
+  report.session_ms = ms_since(start);
+
+  std::vector<std::string> names;
+  std::vector<const loom::apps::HostTensor*> tensors;
+  for (const auto& feed : feeds) {
+    names.push_back(feed.name);
+    tensors.push_back(&feed.tensor);
+  }
+  auto run_once = [&] {
+    return step(kExitRuntime, "inference failed", [&] {
+      return loom::apps::run_session(session.get(), outputs.size(), names, tensors);
+    });
+  };
+  for (int i = 0; i < o.warmup; ++i) run_once();
+  std::vector<double> samples;
+  for (int i = 0; i < o.repeat; ++i) {
+    start = Clock::now();
+    report.outputs = run_once();
+    samples.push_back(ms_since(start));
+  }
+  report.latency = summarize_latency(std::move(samples));
+  report.planned_peak_bytes = loom_session_planned_peak_bytes(session.get());
+  try {
+    char* json = nullptr;
+    loom::apps::check(loom_session_plan_json(session.get(), &json));
+    report.plan_json = loom::apps::take_string(json);
+  } catch (const loom::apps::ApiError& e) {
+    fmt::print(stderr, "infer-run: warning: no plan JSON: {}\n", e.what());
+  }
+
+  if (!o.output_dir.empty()) write_outputs(o, report);
+  if (o.explain) {
+    char* text = nullptr;
+    step(kExitRuntime, "--explain", [&] {
+      loom::apps::check(loom_session_explain(session.get(), &text));
+      return 0;
+    });
+    fmt::print(o.json ? stderr : stdout, "{}\n", loom::apps::take_string(text));
+  }
+  fmt::print("{}", o.json ? format_json_report(report) : format_text_report(report));
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace loom::infer_run
+
+int main(int argc, char** argv) {
+  using namespace loom::infer_run;
+  try {
+    return run(argc, argv);
+  } catch (const AppError& e) {
+    fmt::print(stderr, "infer-run: error: {}\n", e.what());
+    return e.code();
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "infer-run: error: out of memory\n");
+    return kExitRuntime;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "infer-run: error: {}\n", e.what());
+    return kExitRuntime;
+  }
+}

@@ -1,0 +1,36 @@
+// What a run produced, and its two renderings: text for people, one JSON object for tools.
+#pragma once
+
+#include <loom/loom.h>
+
+#include <loom_apps/host_tensor.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_options.hpp"
+#include "input_feeds.hpp"
+#include "latency.hpp"
+
+namespace loom::infer_run {
+
+struct RunReport {
+  const Options* options = nullptr;
+  const loom_model_t* model = nullptr;
+  const std::vector<InputFeed>* inputs = nullptr;
+  std::vector<std::string> output_names;
+  std::vector<loom::apps::HostTensor> outputs;
+  LatencyStats latency;
+  double load_ms = 0;
+  double session_ms = 0;
+  std::string plan_json;  // from loom_session_plan_json; empty when unavailable
+  size_t planned_peak_bytes = 0;
+};
+
+std::string format_text_report(const RunReport& report);
+std::string format_json_report(const RunReport& report);
+
+// Element `i` of a tensor as text: floats with 6 significant digits, ints exactly, bools as
+// true/false, complex as (re,im), strings quoted.
+std::string format_element(const loom::apps::HostTensor& t, size_t i);
+
+}  // namespace loom::infer_run

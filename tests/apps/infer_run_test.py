@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+"""Behaviour tests of infer-run: exit codes, error lines, listings and real runs.
+
+Usage: infer_run_test.py CASE --infer-run PATH --plugin-dir DIR
+Each CASE is one ctest test; every check asserts on real output of the binary.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+TESTDATA = "/usr/share/libonnx-testdata/data/node/test_add"
+EXIT_USAGE, EXIT_MODEL, EXIT_RUNTIME, EXIT_PLUGIN = 2, 3, 4, 5
+
+
+class Env:
+    def __init__(self, args, tmp):
+        self.exe = args.infer_run
+        self.plugin_dir = args.plugin_dir
+        self.tmp = tmp
+
+    def run(self, *argv, plugins=True):
+        cmd = [self.exe] + (["--plugin", self.plugin_dir] if plugins else []) + list(argv)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, LOOM_PLUGIN_PATH=""))
+        assert p.returncode >= 0, f"{cmd} died by signal {-p.returncode}: {p.stderr}"
+        return p
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+
+def expect_error(p, code, *fragments):
+    """Exit code `code` and exactly one stderr line 'infer-run: error: ...' holding fragments."""
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    assert p.returncode == code, f"exit {p.returncode}, expected {code}; stderr: {p.stderr}"
+    errors = [l for l in lines if l.startswith("infer-run: error: ")]
+    assert len(errors) == 1 and len(lines) == 1, f"expected one error line, got: {lines}"
+    for f in fragments:
+        assert f in errors[0], f"'{f}' not in '{errors[0]}'"
+
+
+def save_model(env, name, nodes, inputs, outputs):
+    graph = helper.make_graph(nodes, name, inputs, outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    path = env.path(name + ".onnx")
+    onnx.save(model, path)
+    return path
+
+
+def add_model(env, name, elem, shape):
+    return save_model(env, name, [helper.make_node("Add", ["x", "y"], ["z"])],
+                      [helper.make_tensor_value_info("x", elem, shape),
+                       helper.make_tensor_value_info("y", elem, shape)],
+                      [helper.make_tensor_value_info("z", elem, shape)])
+
+
+def read_pb(path):
+    t = TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def case_help_and_version(env):
+    p = env.run("--help", plugins=False)
+    assert p.returncode == 0, p.stderr
+    for text in ["--model", "--input", "--shape", "--device", "--no-fallback", "--plugin",
+                 "--json", "--explain", "--list-plugins", "Exit codes", "5  plugin error"]:
+        assert text in p.stdout, f"--help lacks '{text}'"
+    p = env.run("--version", plugins=False)
+    assert p.returncode == 0 and p.stdout.startswith("infer-run "), p.stdout
+    assert "plugin ABI 1.0" in p.stdout, p.stdout
+
+
+def case_usage_errors(env):
+    expect_error(env.run("--no-such-flag"), EXIT_USAGE, "--no-such-flag")
+    expect_error(env.run(), EXIT_USAGE, "no model given")
+    model = os.path.join(TESTDATA, "model.onnx")
+    expect_error(env.run(model, "--input", "x"), EXIT_USAGE, "NAME=VALUE")
+    expect_error(env.run(model, "--repeat", "0"), EXIT_USAGE, "--repeat")
+    expect_error(env.run(model, "--shape", "x=3xbad"), EXIT_USAGE, "bad shape")
+    expect_error(env.run(model, "--device", "cpu,,x"), EXIT_USAGE, "empty device name")
+    expect_error(env.run(model, "--input", "nope=" + env.path("a.npy")), EXIT_USAGE,
+                 "'nope'", "inputs: x, y")
+    expect_error(env.run(model, "--input", "x=" + env.path("missing.npy")), EXIT_USAGE,
+                 "input 'x'", "missing.npy")
+    np.save(env.path("wrong_dtype.npy"), np.zeros((3, 4, 5), dtype=np.int32))
+    expect_error(env.run(model, "--input", "x=" + env.path("wrong_dtype.npy")), EXIT_USAGE,
+                 "holds int32", "expects float32")
+    np.save(env.path("wrong_shape.npy"), np.zeros((3, 4), dtype=np.float32))
+    expect_error(env.run(model, "--input", "x=" + env.path("wrong_shape.npy")), EXIT_USAGE,
+                 "shape [3, 4]", "declares [3, 4, 5]")
+    np.save(env.path("fortran.npy"), np.asfortranarray(np.zeros((3, 4, 5), dtype=np.float32)))
+    expect_error(env.run(model, "--input", "x=" + env.path("fortran.npy")), EXIT_USAGE,
+                 "Fortran")
+
+
+def case_model_errors(env):
+    missing = env.path("no_such_model.onnx")
+    expect_error(env.run(missing), EXIT_MODEL, missing, "does not exist")
+    garbage = env.path("garbage.onnx")
+    with open(garbage, "w") as f:
+        f.write("this is not a model\n")
+    expect_error(env.run(garbage), EXIT_MODEL, "garbage.onnx")
+
+
+def case_bogus_plugins(env):
+    bogus = env.path("bogus.so")
+    with open(bogus, "w") as f:
+        f.write("not a shared object\n")
+    p = env.run("--list-plugins", "--plugin", bogus)
+    expect_error(p, EXIT_PLUGIN, "bogus.so")
+    # The real plugins still load and are listed next to the failure.
+    assert "onnx" in p.stdout and "cpu" in p.stdout, p.stdout
+
+    real = [f for f in sorted(os.listdir(env.plugin_dir)) if f.endswith(".so")]
+    assert real, f"no plugins in {env.plugin_dir}"
+    truncated = env.path("truncated.so")
+    with open(os.path.join(env.plugin_dir, real[0]), "rb") as src:
+        data = src.read()
+    with open(truncated, "wb") as dst:
+        # ELF and program headers intact, loadable segments cut off (debug info at the end of
+        # a plugin is not needed to load it, so a late cut would not break it).
+        dst.write(data[:16384])
+    model = os.path.join(TESTDATA, "model.onnx")
+    expect_error(env.run(model, "--plugin", truncated, plugins=False), EXIT_PLUGIN,
+                 "truncated.so")
+
+
+def case_list_plugins(env):
+    p = env.run("--list-plugins")
+    assert p.returncode == 0, p.stderr
+    rows = {line.split()[0]: line for line in p.stdout.splitlines() if line.strip()}
+    for name in ("onnx", "cpu"):
+        assert name in rows, f"plugin {name} not listed: {p.stdout}"
+        assert "ABI 1.0" in rows[name] and env.plugin_dir in rows[name], rows[name]
+    assert "format onnx" in rows["onnx"] and "device cpu" in rows["cpu"], p.stdout
+
+
+def case_list_devices(env):
+    p = env.run("--list-devices")
+    assert p.returncode == 0, p.stderr
+    cpu = [l for l in p.stdout.splitlines() if l.startswith("cpu")]
+    assert cpu and "available" in cpu[0] and "unavailable" not in cpu[0], p.stdout
+
+
+def case_run_add_model(env):
+    model = os.path.join(TESTDATA, "model.onnx")
+    data = os.path.join(TESTDATA, "test_data_set_0")
+    expected = read_pb(os.path.join(data, "output_0.pb"))
+    inputs = ["--input", "x=" + os.path.join(data, "input_0.pb"),
+              "--input", "y=" + os.path.join(data, "input_1.pb")]
+
+    out_dir = env.path("out")
+    p = env.run(model, *inputs, "--output", out_dir)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("sum: float32 [3, 4, 5] = "), p.stdout
+    got = np.load(os.path.join(out_dir, "sum.npy"))
+    assert got.dtype == np.float32 and got.shape == (3, 4, 5), (got.dtype, got.shape)
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+    p = env.run(model, *inputs, "--json", "--repeat", "4", "--warmup", "1")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    out = doc["outputs"]["sum"]
+    assert out["dtype"] == "float32" and out["shape"] == [3, 4, 5], out
+    np.testing.assert_allclose(np.array(out["values"], dtype=np.float32).reshape(3, 4, 5),
+                               expected, rtol=1e-6)
+    lat = doc["latency_ms"]
+    assert lat["runs"] == 4 and 0 <= lat["min"] <= lat["median"] <= lat["p90"] <= lat["max"], lat
+    assert doc["model"]["format"] == "onnx" and doc["model"]["path"] == model, doc["model"]
+    assert doc["devices"] == ["cpu"] and doc["load_ms"] >= 0, doc
+    assert isinstance(doc["plan"], (dict, list)) and isinstance(doc["planned_peak_bytes"], int)
+    assert doc["inputs"]["x"]["source"].endswith("input_0.pb"), doc["inputs"]
+
+    # The same inputs as .npy files give the same result; --json-max-values drops values.
+    np.save(env.path("x.npy"), read_pb(os.path.join(data, "input_0.pb")))
+    np.save(env.path("y.npy"), read_pb(os.path.join(data, "input_1.pb")))
+    p = env.run(model, "-i", "x=" + env.path("x.npy"), "-i", "y=" + env.path("y.npy"),
+                "--json", "--json-max-values", "10")
+    doc = json.loads(p.stdout)
+    assert "values" not in doc["outputs"]["sum"] and doc["outputs"]["sum"]["elements"] == 60
+
+    p = env.run(model, *inputs, "--explain")
+    assert p.returncode == 0 and "cpu" in p.stdout.split("sum: float32")[0], p.stdout
+
+    # Integer vectors are printed in full (the digits demo prints its predictions so).
+    ints = add_model(env, "add_int64", TensorProto.INT64, [20])
+    np.save(env.path("a.npy"), np.arange(20, dtype=np.int64))
+    np.save(env.path("b.npy"), np.full(20, 100, dtype=np.int64))
+    p = env.run(ints, "-i", "x=" + env.path("a.npy"), "-i", "y=" + env.path("b.npy"))
+    assert p.returncode == 0, p.stderr
+    line = p.stdout.splitlines()[0]
+    assert line == "z: int64 [20] = " + " ".join(str(100 + i) for i in range(20)), line
+
+
+def case_run_random_inputs(env):
+    model = os.path.join(TESTDATA, "model.onnx")
+
+    def values(*argv):
+        p = env.run(model, "--json", *argv)
+        assert p.returncode == 0, p.stderr
+        doc = json.loads(p.stdout)
+        assert doc["inputs"]["x"]["source"] == "random"
+        return doc["outputs"]["sum"]["values"]
+
+    a, b, c = values("--seed", "7"), values("--seed", "7"), values("--seed", "8")
+    assert a == b, "the same seed must give the same inputs"
+    assert a != c, "another seed must give other inputs"
+    assert all(0.0 <= v < 2.0 for v in a), "x + y of values in [0, 1) must lie in [0, 2)"
+
+    dyn = add_model(env, "add_dynamic", TensorProto.FLOAT, ["N", 3])
+    expect_error(env.run(dyn), EXIT_USAGE, "input 'x'", "'N'", "--shape")
+    p = env.run(dyn, "--shape", "x=2x3", "--shape", "y=2x3", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["outputs"]["z"]["shape"] == [2, 3], p.stdout
+    expect_error(env.run(dyn, "--shape", "x=2x4", "--shape", "y=2x3"), EXIT_USAGE,
+                 "input 'x'", "[2, 4]")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("case")
+    parser.add_argument("--infer-run", required=True)
+    parser.add_argument("--plugin-dir", required=True)
+    args = parser.parse_args()
+    case = globals().get("case_" + args.case)
+    if case is None:
+        sys.exit(f"unknown case {args.case}")
+    tmp = tempfile.mkdtemp(prefix="infer_run_test_")
+    try:
+        case(Env(args, tmp))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{args.case}: ok")
+
+
+if __name__ == "__main__":
+    main()
