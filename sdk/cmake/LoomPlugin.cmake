@@ -1,27 +1,82 @@
-# loom_add_plugin(NAME SOURCES ...): builds a Loom plugin shared object.
-#   - output file loom_<NAME>.so, no "lib" prefix, in the build tree's plugin directory
-#   - only loom_plugin_entry is exported (hidden visibility plus a version script), and symbols
-#     of static libraries linked in stay private (--exclude-libs)
+# loom_add_plugin(NAME SOURCES src...): builds a Loom plugin shared object.
+#   - output file loom_<NAME>.so (no "lib" prefix) in LOOM_BUILD_PLUGIN_DIR, by default
+#     <build dir>/plugins, so `infer-run --plugin <build dir>/plugins` or LOOM_PLUGIN_PATH
+#     finds everything a project built
+#   - only loom_plugin_entry is exported (hidden visibility plus a version script), symbols of
+#     static libraries linked in stay private (--exclude-libs), and a post-build check fails
+#     the build if the file exports anything else or lacks the entry point
 #   - links only the plugin SDK headers, never libloom: plugins talk to the core through the ABI
-#   - installs into <libdir>/loom/plugins (COMPONENT <NAME>)
+#   - installs into the plugin directory the core searches (COMPONENT <NAME>):
+#       in the Loom source tree: <libdir>/loom/plugins under the install prefix;
+#       through find_package(Loom): the installed Loom's own plugin directory
+#       (LOOM_PLUGIN_INSTALL_DIR, a cache variable, defaults to LOOM_PLUGIN_DIR).
+#
+# Works in the Loom build (included by the top-level CMakeLists) and from an installed Loom
+# (included by LoomConfig.cmake); the two differ only in the SDK target and the install path.
+include_guard(GLOBAL)
 set(_LOOM_PLUGIN_CMAKE_DIR "${CMAKE_CURRENT_LIST_DIR}")
+
+if(LOOM_PLUGIN_INSTALLED_SDK)
+  set(LOOM_PLUGIN_INSTALL_DIR "${LOOM_PLUGIN_DIR}" CACHE PATH
+      "Directory loom_add_plugin installs plugins into (default: the installed Loom's plugin directory)")
+endif()
 
 function(loom_add_plugin NAME)
   cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
+  if(NOT NAME MATCHES "^[A-Za-z0-9_]+$")
+    message(FATAL_ERROR "loom_add_plugin: plugin name '${NAME}' may only hold letters, digits and '_'")
+  endif()
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "loom_add_plugin(${NAME}): no SOURCES given")
+  endif()
+  if(TARGET loom::sdk)
+    set(sdk_target loom::sdk)  # the Loom source tree
+  elseif(TARGET Loom::sdk)
+    set(sdk_target Loom::sdk)  # an installed Loom (find_package)
+  else()
+    message(FATAL_ERROR "loom_add_plugin(${NAME}): the Loom SDK target is missing; call find_package(Loom) first")
+  endif()
+  set(output_dir "${LOOM_BUILD_PLUGIN_DIR}")
+  if(NOT output_dir)
+    set(output_dir "${CMAKE_BINARY_DIR}/plugins")
+  endif()
+
   set(target loom_plugin_${NAME})
   add_library(${target} MODULE ${ARG_SOURCES})
   set_target_properties(${target} PROPERTIES
     PREFIX ""
     OUTPUT_NAME "loom_${NAME}"
-    LIBRARY_OUTPUT_DIRECTORY "${LOOM_BUILD_PLUGIN_DIR}"
+    LIBRARY_OUTPUT_DIRECTORY "${output_dir}"
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
-  target_link_libraries(${target} PRIVATE loom::sdk)
+  target_link_libraries(${target} PRIVATE ${sdk_target})
   target_link_options(${target} PRIVATE "LINKER:--exclude-libs,ALL" "LINKER:--no-undefined"
     "LINKER:--version-script=${_LOOM_PLUGIN_CMAKE_DIR}/loom_plugin.map")
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${_LOOM_PLUGIN_CMAKE_DIR}/loom_plugin.map")
-  if(DEFINED LOOM_INSTALL_PLUGIN_DIR)
+
+  if(CMAKE_NM)
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND "${CMAKE_COMMAND}" "-DNM=${CMAKE_NM}" "-DPLUGIN=$<TARGET_FILE:${target}>" "-DNAME=${NAME}"
+              -P "${_LOOM_PLUGIN_CMAKE_DIR}/LoomCheckPluginExports.cmake"
+      COMMENT "Checking that loom_${NAME} exports only loom_plugin_entry"
+      VERBATIM)
+  endif()
+
+  if(LOOM_PLUGIN_INSTALLED_SDK)
+    install(TARGETS ${target} LIBRARY DESTINATION "${LOOM_PLUGIN_INSTALL_DIR}" COMPONENT ${NAME})
+  elseif(DEFINED LOOM_INSTALL_PLUGIN_DIR)
     install(TARGETS ${target} LIBRARY DESTINATION "${LOOM_INSTALL_PLUGIN_DIR}" COMPONENT ${NAME})
+    # Plugins under plugins/ are recorded for packaging/ (one Debian package each); the kind
+    # comes from the directory (plugins/formats, plugins/devices, plugins/kernels). Test
+    # plugins elsewhere in the tree are not packaged.
+    if(CMAKE_CURRENT_SOURCE_DIR MATCHES "^${PROJECT_SOURCE_DIR}/plugins/(formats|devices|kernels)/")
+      set(kind "${CMAKE_MATCH_1}")
+      if(NOT kind STREQUAL "kernels")
+        string(REGEX REPLACE "s$" "" kind "${kind}")  # format, device
+      endif()
+      set_property(GLOBAL APPEND PROPERTY LOOM_PLUGINS ${NAME})
+      set_property(GLOBAL PROPERTY LOOM_PLUGIN_${NAME}_KIND ${kind})
+    endif()
   endif()
 endfunction()

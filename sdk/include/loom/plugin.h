@@ -257,7 +257,9 @@ typedef struct loom_builder_api_t {
   loom_status_t* (*add_initializer)(loom_graph_builder_t* b, const char* name, loom_dtype_t dtype,
                                     int32_t rank, const int64_t* dims, const void* data,
                                     size_t data_size);
-  /* Same without a copy: the core keeps `data` until it calls release(user) (for mmap). */
+  /* Same without a copy (for mmap): the core keeps `data` until it calls release(user).
+   * release (may be NULL) is called exactly once, also when this call fails. The plugin must
+   * stay loaded until then, i.e. while the model lives. */
   loom_status_t* (*add_initializer_borrowed)(loom_graph_builder_t* b, const char* name,
                                              loom_dtype_t dtype, int32_t rank, const int64_t* dims,
                                              const void* data, size_t data_size,
