@@ -56,10 +56,12 @@ size_t checked_count(const std::string& what, loom_dtype_t dtype, int32_t rank,
   return count;
 }
 
+// `borrowed_owner`: for borrowed bytes, the holder that calls the plugin's release; copied
+// constants pass nullptr.
 std::shared_ptr<ConstantData> make_constant(const std::string& what, loom_dtype_t dtype,
                                             int32_t rank, const int64_t* dims, const void* data,
                                             size_t data_size, bool copy,
-                                            void (*release)(void*), void* user) {
+                                            std::shared_ptr<void> borrowed_owner) {
   size_t count = checked_count(what, dtype, rank, dims, data_size);
   if (data_size > 0 && !data) fail(LOOM_ERROR_INVALID_ARGUMENT, what + ": data is NULL");
   auto c = std::make_shared<ConstantData>();
@@ -74,8 +76,8 @@ std::shared_ptr<ConstantData> make_constant(const std::string& what, loom_dtype_
     for (size_t i = 0; i < count; ++i) c->string_views[i] = {c->strings[i].data(), c->strings[i].size()};
     c->data = c->string_views.data();
     c->size = count * sizeof(loom_string_t);
-    if (release) release(user);
-    return c;
+    return c;  // borrowed_owner (if any) releases the plugin's bytes now: they were copied
+
   }
   if (copy) {
     // 64-byte aligned copy so devices can use the data in place.
@@ -85,9 +87,7 @@ std::shared_ptr<ConstantData> make_constant(const std::string& what, loom_dtype_
     c->owner = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
     c->data = p;
   } else {
-    c->owner = std::shared_ptr<void>(user, [release](void* u) {
-      if (release) release(u);
-    });
+    c->owner = std::move(borrowed_owner);
     c->data = data;
   }
   c->size = data_size;
@@ -178,11 +178,17 @@ loom_status_t* add_initializer_impl(loom_graph_builder_t* b, const char* name, l
                                     int32_t rank, const int64_t* dims, const void* data,
                                     size_t data_size, bool copy, void (*release)(void*),
                                     void* user) {
+  // For borrowed bytes the holder exists before anything can fail, so the plugin's release
+  // runs exactly once whatever happens: when the constant dies, or right away on an error.
+  std::shared_ptr<void> holder;
+  if (!copy) holder = std::shared_ptr<void>(user, [release](void* u) {
+    if (release) release(u);
+  });
   return guard_status([&] {
     Graph& g = graph_of(b);
     check_name(name, "initializer");
     std::string what = std::string("initializer '") + name + "'";
-    auto c = make_constant(what, dtype, rank, dims, data, data_size, copy, release, user);
+    auto c = make_constant(what, dtype, rank, dims, data, data_size, copy, std::move(holder));
     int id = g.intern(name);
     Value& v = g.values[id];
     if (v.constant) fail(LOOM_ERROR_INVALID_MODEL, what + " is defined twice");
@@ -287,7 +293,7 @@ loom_status_t* set_attr_tensor(loom_node_builder_t* n, const char* name, loom_dt
   return guard_status([&] {
     Node& node = node_of(n);
     std::string what = node.describe() + " attribute '" + str(name) + "'";
-    auto c = make_constant(what, dtype, rank, dims, data, data_size, true, nullptr, nullptr);
+    auto c = make_constant(what, dtype, rank, dims, data, data_size, true, nullptr);
     new_attr(n, name, LOOM_ATTR_TENSOR).tensor = std::move(c);
   });
 }

@@ -172,7 +172,19 @@ void Session::create_devices(const loom_session_options_t& options) {
 
 void Session::partition(bool no_fallback) {
   const Graph& g = *model_->graph;
-  GraphView view(g, ViewOptions{});
+  // Devices decide by dtype and shape, so they must see what inference can tell from the
+  // declared inputs (dynamic dims stay unknown) rather than untyped intermediates.
+  std::vector<ValueFacts> declared(g.values.size());
+  try {
+    infer_shapes(g, runtime_.schemas, declared);
+  } catch (const Error& e) {
+    runtime_.log(LOOM_LOG_WARNING, "scheduler",
+                 std::string("type inference on the declared shapes failed, placing without it: ") + e.what());
+    declared.assign(g.values.size(), ValueFacts{});
+  }
+  ViewOptions options;
+  options.facts = &declared;
+  GraphView view(g, options);
   node_device_.assign(g.nodes.size(), -1);
   std::vector<std::string> unsupported;
   for (size_t k = 0; k < g.nodes.size(); ++k) {

@@ -104,8 +104,14 @@ void get_info(loom_device_t* d, loom_device_info_t* out) {
   out->available = true;
   out->flags = remote ? 0 : LOOM_DEVICE_HOST_MEMORY;
 }
-void supports(loom_device_t* d, const loom_graph_t*, const loom_node_t* node, loom_support_t* out) {
+void supports(loom_device_t* d, const loom_graph_t* graph, const loom_node_t* node, loom_support_t* out) {
   std::string op = node->op_type;
+  // Like a real device, decide by dtype: intermediate values must arrive typed.
+  if (graph->values[node->inputs[0]]->dtype != LOOM_DTYPE_FLOAT32) {
+    out->supported = false;
+    std::snprintf(out->reason, sizeof out->reason, "fake device needs a float32 input");
+    return;
+  }
   out->supported = op == "Neg" || (!dev(d)->remote && op == "Relu");
   if (!out->supported) std::snprintf(out->reason, sizeof out->reason, "fake device has no %s", node->op_type);
 }
