@@ -53,8 +53,10 @@ void resize_with(NodeView& v, size_t scales_index, size_t sizes_index) {
   }
   std::optional<std::vector<double>> scales = v.const_doubles(scales_index);
   std::optional<Dims> sizes = v.const_ints(sizes_index);
-  bool has_scales = v.has_input(scales_index) && (!scales || !scales->empty());
-  bool has_sizes = v.has_input(sizes_index) && (!sizes || !sizes->empty());
+  // An empty tensor means "not given". A non-constant input may be empty at run time, so
+  // only constants decide here; otherwise the output keeps its rank alone.
+  bool has_scales = v.has_input(scales_index) && scales && !scales->empty();
+  bool has_sizes = v.has_input(sizes_index) && sizes && !sizes->empty();
   if (has_scales && has_sizes) v.fail("only one of scales and sizes may be given");
   if (has_scales && scales) return v.set_output(0, v.dtype(0), scaled(v, *in, *scales, axes));
   if (has_sizes && sizes) {
