@@ -14,9 +14,7 @@ using testing::KernelHarness;
 using testing::make_filled;
 using testing::values_of;
 
-std::vector<int64_t> shape(const Tensor& t) {
-  return {t.view.dims, t.view.dims + t.view.rank};
-}
+using testing::shape;
 
 TEST(Broadcast, SameShapeScalarAndMiddleAxis) {
   {

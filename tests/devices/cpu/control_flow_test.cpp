@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "kernels/data_movement.hpp"
+#include "testing/kernel_harness.hpp"
 
 namespace loom::cpu {
 namespace {
@@ -165,9 +166,7 @@ std::vector<float> values(const Tensor& t) {
   const float* p = static_cast<const float*>(t.view.data);
   return {p, p + sdk::element_count(t.view)};
 }
-std::vector<int64_t> shape(const Tensor& t) {
-  return {t.view.dims, t.view.dims + t.view.rank};
-}
+using testing::shape;
 float f(const Tensor* t) {
   return *static_cast<const float*>(t->view.data);
 }

@@ -14,9 +14,7 @@ using testing::KernelHarness;
 using testing::make_filled;
 using testing::values_of;
 
-std::vector<int64_t> shape(const Tensor& t) {
-  return {t.view.dims, t.view.dims + t.view.rank};
-}
+using testing::shape;
 
 // x = [[[0,1],[2,3],[4,5]], [[6,7],[8,9],[10,11]]], shape [2,3,2].
 Tensor x232() {

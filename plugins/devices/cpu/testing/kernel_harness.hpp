@@ -34,6 +34,10 @@ Tensor make_filled(std::vector<int64_t> dims, const std::vector<T>& values) {
   return t;
 }
 
+inline std::vector<int64_t> shape(const Tensor& t) {
+  return {t.view.dims, t.view.dims + t.view.rank};
+}
+
 template <typename T>
 std::vector<T> values_of(const Tensor& t) {
   const T* p = static_cast<const T*>(t.view.data);
