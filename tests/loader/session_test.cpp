@@ -31,8 +31,10 @@ class SessionTest : public ::testing::Test {
     loom_runtime_destroy(rt_);
   }
 
+  // Files are named after the test: ctest runs the tests of this binary in parallel.
   std::string write_model(const std::string& name, const std::string& text) {
-    std::string path = std::string(TEST_TMP_DIR) + "/" + name;
+    std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::string path = std::string(TEST_TMP_DIR) + "/" + test + "-" + name;
     std::ofstream(path) << text;
     return path;
   }
