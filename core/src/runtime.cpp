@@ -160,10 +160,9 @@ std::string dl_error_text(const std::exception& e) {
   auto start = what.find("dlerror system message: ");
   if (start != std::string::npos) {
     start += std::strlen("dlerror system message: ");
-    auto end = what.find(')', start);
-    // The message itself may contain parentheses; cut at the last ")" before the ": " suffix.
-    auto last = what.rfind("):");
-    if (last != std::string::npos && last > start) end = last;
+    // The message may itself contain parentheses: it ends at the last "):" Boost appends.
+    auto end = what.rfind("):");
+    if (end == std::string::npos || end < start) end = what.find(')', start);
     return what.substr(start, end == std::string::npos ? std::string::npos : end - start);
   }
   return what;
@@ -350,9 +349,9 @@ void Runtime::load_file(const std::string& path, bool explicit_request) {
       if (conflict.empty() && e.api.name == std::string(d.name)) conflict = "device '" + std::string(d.name) + "' is already registered by plugin '" + e.plugin + "'";
   for (const loom_op_schema_t& s : registrar.schemas) {
     std::string domain = s.domain ? s.domain : "";
-    for (const SchemaEntry* e = schemas.find(domain, s.op_type, s.since_version); e; e = nullptr)
-      if (conflict.empty() && e->since_version == s.since_version)
-        conflict = "op schema " + domain + "::" + s.op_type + " version " + std::to_string(s.since_version) + " is already registered by " + e->owner;
+    const SchemaEntry* e = schemas.find(domain, s.op_type, s.since_version);
+    if (e && conflict.empty() && e->since_version == s.since_version)
+      conflict = "op schema " + domain + "::" + s.op_type + " version " + std::to_string(s.since_version) + " is already registered by " + e->owner;
   }
   if (!conflict.empty()) {
     skip(conflict);
