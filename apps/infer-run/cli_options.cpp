@@ -92,6 +92,7 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
                                    loom_version(), LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR));
   std::vector<std::string> inputs, shapes, device_options;
   std::string log_level = "warning";
+  std::string precision = "f32";
   bool verbose = false;
 
   app.add_option("model,--model", o.model, "Model file (format detected by content)")
@@ -117,6 +118,11 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
   app.add_option("--device-option", device_options, "Option for the devices, KEY=VALUE")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
+  app.add_option("--precision", precision,
+                 "Arithmetic precision the devices may use: f32, or bf16/f16 where a device "
+                 "supports it (passed to every device as the option precision=VALUE)")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+      ->capture_default_str();
   app.add_option("--threads,-t", o.threads, "Threads per device (0: all cores)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -162,6 +168,9 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
       throw AppError(kExitUsage, fmt::format("--device-option '{}' must not contain ';'", text));
     o.device_options += (o.device_options.empty() ? "" : ";") + text;
   }
+  // f32 is every device's default, so it is passed only when asked for something else.
+  if (precision != "f32")
+    o.device_options += (o.device_options.empty() ? "" : ";") + ("precision=" + precision);
   o.devices = normalize_device_list(o.devices);
   o.log_level = verbose ? LOOM_LOG_INFO : parse_log_level(log_level);
   if (o.model.empty() && !o.list_plugins && !o.list_devices)

@@ -89,6 +89,7 @@ def case_usage_errors(env):
     expect_error(env.run(model, "--repeat", "0"), EXIT_USAGE, "--repeat")
     expect_error(env.run(model, "--shape", "x=3xbad"), EXIT_USAGE, "bad shape")
     expect_error(env.run(model, "--device", "cpu,,x"), EXIT_USAGE, "empty device name")
+    expect_error(env.run(model, "--precision", "fp8"), EXIT_USAGE, "--precision", "f32,bf16,f16")
     expect_error(env.run(model, "--input", "nope=" + env.path("a.npy")), EXIT_USAGE,
                  "'nope'", "inputs: x, y")
     expect_error(env.run(model, "--input", "x=" + env.path("missing.npy")), EXIT_USAGE,

@@ -1,0 +1,459 @@
+#include "device_test_support.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <loom/loom.hpp>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace loom::device_testing {
+namespace {
+
+bool is_float(loom_dtype_t t) {
+  return t == LOOM_DTYPE_FLOAT32 || t == LOOM_DTYPE_FLOAT64 || t == LOOM_DTYPE_FLOAT16 ||
+         t == LOOM_DTYPE_BFLOAT16;
+}
+
+uint16_t float_to_half(float f) {
+  // Round to nearest even, with subnormals, infinities and NaN.
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t abs = x & 0x7fffffffu;
+  if (abs >= 0x7f800000u)
+    return static_cast<uint16_t>(sign | (abs > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow to inf
+  if (abs < 0x38800000u) {                                               // subnormal half
+    float scaled = std::bit_cast<float>(abs) * 16777216.0f;  // 2^24: units of the smallest half
+    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(scaled)));
+  }
+  uint32_t rounded = abs + 0xfffu + ((abs >> 13) & 1u);
+  return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
+}
+
+float half_to_float(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {
+    float v = static_cast<float>(mant) / 16777216.0f;
+    return sign ? -v : v;
+  }
+  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
+  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+uint16_t float_to_bfloat16(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+float bfloat16_to_float(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
+
+// Element i of a numeric tensor as a double (for comparison and messages).
+double element(const Tensor& t, int64_t i) {
+  switch (t.dtype) {
+    case LOOM_DTYPE_FLOAT32:
+      return t.data<float>()[i];
+    case LOOM_DTYPE_FLOAT64:
+      return t.data<double>()[i];
+    case LOOM_DTYPE_FLOAT16:
+      return half_to_float(t.data<uint16_t>()[i]);
+    case LOOM_DTYPE_BFLOAT16:
+      return bfloat16_to_float(t.data<uint16_t>()[i]);
+    case LOOM_DTYPE_INT8:
+      return t.data<int8_t>()[i];
+    case LOOM_DTYPE_UINT8:
+      return t.data<uint8_t>()[i];
+    case LOOM_DTYPE_BOOL:
+      return t.data<uint8_t>()[i];
+    case LOOM_DTYPE_INT16:
+      return t.data<int16_t>()[i];
+    case LOOM_DTYPE_UINT16:
+      return t.data<uint16_t>()[i];
+    case LOOM_DTYPE_INT32:
+      return t.data<int32_t>()[i];
+    case LOOM_DTYPE_UINT32:
+      return t.data<uint32_t>()[i];
+    case LOOM_DTYPE_INT64:
+      return static_cast<double>(t.data<int64_t>()[i]);
+    case LOOM_DTYPE_UINT64:
+      return static_cast<double>(t.data<uint64_t>()[i]);
+    default:
+      throw std::runtime_error("device_test_support: unsupported dtype in comparison");
+  }
+}
+
+void set_element(Tensor& t, int64_t i, double v) {
+  switch (t.dtype) {
+    case LOOM_DTYPE_FLOAT32:
+      t.data<float>()[i] = static_cast<float>(v);
+      break;
+    case LOOM_DTYPE_FLOAT64:
+      t.data<double>()[i] = v;
+      break;
+    case LOOM_DTYPE_FLOAT16:
+      t.data<uint16_t>()[i] = float_to_half(static_cast<float>(v));
+      break;
+    case LOOM_DTYPE_BFLOAT16:
+      t.data<uint16_t>()[i] = float_to_bfloat16(static_cast<float>(v));
+      break;
+    case LOOM_DTYPE_INT8:
+      t.data<int8_t>()[i] = static_cast<int8_t>(std::lround(v));
+      break;
+    case LOOM_DTYPE_UINT8:
+      t.data<uint8_t>()[i] = static_cast<uint8_t>(std::lround(v));
+      break;
+    case LOOM_DTYPE_BOOL:
+      t.data<uint8_t>()[i] = v >= 0.5 ? 1 : 0;
+      break;
+    case LOOM_DTYPE_INT16:
+      t.data<int16_t>()[i] = static_cast<int16_t>(std::lround(v));
+      break;
+    case LOOM_DTYPE_UINT16:
+      t.data<uint16_t>()[i] = static_cast<uint16_t>(std::lround(v));
+      break;
+    case LOOM_DTYPE_INT32:
+      t.data<int32_t>()[i] = static_cast<int32_t>(std::lround(v));
+      break;
+    case LOOM_DTYPE_UINT32:
+      t.data<uint32_t>()[i] = static_cast<uint32_t>(std::lround(v));
+      break;
+    case LOOM_DTYPE_INT64:
+      t.data<int64_t>()[i] = std::llround(v);
+      break;
+    case LOOM_DTYPE_UINT64:
+      t.data<uint64_t>()[i] = static_cast<uint64_t>(std::llround(v));
+      break;
+    default:
+      throw std::runtime_error("device_test_support: unsupported dtype for random data");
+  }
+}
+
+Tensor make_tensor(loom_dtype_t dtype, std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  size_t size = loom_dtype_size(dtype);
+  if (size == 0) throw std::runtime_error("device_test_support: dtype has no fixed size");
+  t.bytes.assign(static_cast<size_t>(t.elements()) * size, 0);
+  return t;
+}
+
+const loom::Runtime& shared_runtime() {
+  // One runtime per test process: loading plugins is the slow part of a test.
+  static const loom::Runtime runtime({plugin_dir()}, /*default_paths=*/false);
+  return runtime;
+}
+
+}  // namespace
+
+int64_t Tensor::elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+loom_host_tensor_t Tensor::view() const {
+  loom_host_tensor_t t{};
+  t.struct_size = sizeof t;
+  t.dtype = dtype;
+  t.rank = static_cast<int32_t>(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) t.dims[i] = shape[i];
+  t.data = const_cast<uint8_t*>(bytes.data());  // borrowed, read-only by contract
+  t.byte_size = bytes.size();
+  return t;
+}
+
+Tensor random_tensor(loom_dtype_t dtype, std::vector<int64_t> shape, uint32_t seed, double low,
+                     double high) {
+  Tensor t = make_tensor(dtype, std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(low, high);
+  for (int64_t i = 0; i < t.elements(); ++i) set_element(t, i, dist(rng));
+  return t;
+}
+
+Tensor float_tensor(std::vector<int64_t> shape, std::vector<float> values) {
+  Tensor t = make_tensor(LOOM_DTYPE_FLOAT32, std::move(shape));
+  if (static_cast<int64_t>(values.size()) != t.elements())
+    throw std::runtime_error("float_tensor: value count does not match the shape");
+  std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  return t;
+}
+
+Tensor int64_tensor(std::vector<int64_t> shape, std::vector<int64_t> values) {
+  Tensor t = make_tensor(LOOM_DTYPE_INT64, std::move(shape));
+  if (static_cast<int64_t>(values.size()) != t.elements())
+    throw std::runtime_error("int64_tensor: value count does not match the shape");
+  std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  return t;
+}
+
+NodeRef& NodeRef::i(const std::string& name, int64_t value) {
+  auto* a = node_->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(value);
+  return *this;
+}
+
+NodeRef& NodeRef::f(const std::string& name, float value) {
+  auto* a = node_->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOAT);
+  a->set_f(value);
+  return *this;
+}
+
+NodeRef& NodeRef::s(const std::string& name, const std::string& value) {
+  auto* a = node_->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRING);
+  a->set_s(value);
+  return *this;
+}
+
+NodeRef& NodeRef::ints(const std::string& name, std::vector<int64_t> values) {
+  auto* a = node_->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+  return *this;
+}
+
+NodeRef& NodeRef::floats(const std::string& name, std::vector<float> values) {
+  auto* a = node_->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOATS);
+  for (float v : values) a->add_floats(v);
+  return *this;
+}
+
+NodeRef& NodeRef::domain(const std::string& domain) {
+  node_->set_domain(domain);
+  return *this;
+}
+
+ModelBuilder::ModelBuilder(int64_t opset) {
+  model_.set_ir_version(8);
+  model_.set_producer_name("loom-device-tests");
+  auto* op = model_.add_opset_import();
+  op->set_domain("");
+  op->set_version(opset);
+  model_.mutable_graph()->set_name("main");
+}
+
+ModelBuilder& ModelBuilder::opset(const std::string& domain, int64_t version) {
+  for (auto& op : *model_.mutable_opset_import()) {
+    if (op.domain() == domain) {
+      op.set_version(version);
+      return *this;
+    }
+  }
+  auto* op = model_.add_opset_import();
+  op->set_domain(domain);
+  op->set_version(version);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::input(const std::string& name, loom_dtype_t dtype,
+                                  std::vector<int64_t> dims) {
+  auto* v = model_.mutable_graph()->add_input();
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(static_cast<int32_t>(dtype));  // loom's dtype enum is ONNX's numbering
+  auto* shape = t->mutable_shape();
+  for (int64_t d : dims) {
+    auto* dim = shape->add_dim();
+    if (d >= 0) {
+      dim->set_dim_value(d);
+    } else {
+      dim->set_dim_param("d" + std::to_string(symbolic_++));
+    }
+  }
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::output(const std::string& name) {
+  model_.mutable_graph()->add_output()->set_name(name);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::initializer(const std::string& name, const Tensor& value) {
+  auto* t = model_.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(static_cast<int32_t>(value.dtype));
+  for (int64_t d : value.shape) t->add_dims(d);
+  // raw_data is little-endian, as the host stores it on every machine Loom builds for.
+  t->set_raw_data(std::string(value.bytes.begin(), value.bytes.end()));
+  return *this;
+}
+
+NodeRef ModelBuilder::node(const std::string& op, std::vector<std::string> inputs,
+                           std::vector<std::string> outputs, const std::string& name) {
+  auto* n = model_.mutable_graph()->add_node();
+  n->set_op_type(op);
+  n->set_name(name.empty() ? op + "_" + std::to_string(model_.graph().node_size()) : name);
+  for (auto& i : inputs) n->add_input(i);
+  for (auto& o : outputs) n->add_output(o);
+  return NodeRef(n);
+}
+
+std::filesystem::path ModelBuilder::save() const {
+  static std::atomic<int> counter{0};
+  const char* tmp = std::getenv("TMPDIR");
+  std::filesystem::path dir = tmp && *tmp ? tmp : "/tmp";
+  // pid + counter: ctest runs the cases of one binary in parallel processes.
+  std::filesystem::path path = dir / ("loom-device-test-" + std::to_string(::getpid()) + "-" +
+                                      std::to_string(counter++) + ".onnx");
+  std::ofstream out(path, std::ios::binary);
+  if (!model_.SerializeToOstream(&out) || !out.flush())
+    throw std::runtime_error("cannot write the test model " + path.string());
+  return path;
+}
+
+std::vector<Tensor> run_model(const std::filesystem::path& model_path,
+                              const std::vector<std::pair<std::string, Tensor>>& inputs,
+                              const RunOptions& options) {
+  const loom::Runtime& runtime = shared_runtime();
+  loom::Model model(runtime, model_path.string());
+  loom_session_options_t o{};
+  o.struct_size = sizeof o;
+  o.devices = options.devices.c_str();
+  o.threads = options.threads;
+  o.no_fallback = options.no_fallback;
+  o.device_options = options.device_options.c_str();
+  loom_session_t* raw_session = nullptr;
+  loom::check(loom_session_create(runtime.get(), model.get(), &o, &raw_session));
+  std::unique_ptr<loom_session_t, void (*)(loom_session_t*)> session(raw_session,
+                                                                     loom_session_destroy);
+
+  std::vector<const char*> names;
+  std::vector<loom_host_tensor_t> views;
+  for (const auto& [name, tensor] : inputs) {
+    names.push_back(name.c_str());
+    views.push_back(tensor.view());
+  }
+  size_t num_outputs = model.num_outputs();
+  std::vector<loom::HostTensor> outputs(num_outputs);
+  std::vector<loom_host_tensor_t> raw(num_outputs);
+  for (auto& r : raw) r.struct_size = sizeof r;
+  loom::check(loom_session_run(session.get(), names.size(), names.data(), views.data(), raw.size(),
+                               raw.data()));
+  for (size_t i = 0; i < raw.size(); ++i) *outputs[i].raw() = raw[i];
+
+  std::vector<Tensor> result;
+  for (auto& out : outputs) {
+    Tensor t;
+    t.dtype = out.dtype();
+    t.shape = out.shape();
+    const auto* bytes = out.data<uint8_t>();
+    t.bytes.assign(bytes, bytes + out.byte_size());
+    result.push_back(std::move(t));
+  }
+  return result;
+}
+
+Tolerance default_tolerance(loom_dtype_t dtype) {
+  switch (dtype) {
+    // f32: devices reorder sums (blocked GEMM, Winograd, tree reductions), so a relative 1e-4
+    // plus an absolute floor for values that cancel to near zero.
+    case LOOM_DTYPE_FLOAT32:
+      return {1e-4, 1e-5};
+    case LOOM_DTYPE_FLOAT64:
+      return {1e-10, 1e-12};
+    // 11-bit and 8-bit mantissas, accumulated in f32 by every device.
+    case LOOM_DTYPE_FLOAT16:
+      return {5e-3, 1e-3};
+    case LOOM_DTYPE_BFLOAT16:
+      return {2e-2, 1e-2};
+    default:
+      return {0, 0};  // integers and bool are exact
+  }
+}
+
+std::string compare(const Tensor& actual, const Tensor& expected, Tolerance tol) {
+  std::ostringstream out;
+  if (actual.dtype != expected.dtype) {
+    out << "dtype " << actual.dtype << " != expected " << expected.dtype;
+    return out.str();
+  }
+  if (actual.shape != expected.shape) {
+    out << "shape [";
+    for (auto d : actual.shape) out << d << ",";
+    out << "] != expected [";
+    for (auto d : expected.shape) out << d << ",";
+    out << "]";
+    return out.str();
+  }
+  if (actual.dtype == LOOM_DTYPE_STRING) {
+    return actual.bytes == expected.bytes ? "" : "string tensors differ";
+  }
+  int64_t bad = 0;
+  for (int64_t i = 0; i < actual.elements(); ++i) {
+    double a = element(actual, i), e = element(expected, i);
+    bool ok;
+    if (is_float(actual.dtype)) {
+      ok = (std::isnan(a) && std::isnan(e)) || (a == e) ||
+           std::abs(a - e) <= tol.atol + tol.rtol * std::abs(e);
+    } else {
+      ok = a == e;
+    }
+    if (!ok) {
+      if (bad < 5) out << "[" << i << "] " << a << " vs expected " << e << "; ";
+      ++bad;
+    }
+  }
+  if (bad == 0) return "";
+  out << bad << " of " << actual.elements() << " elements differ (rtol " << tol.rtol << ", atol "
+      << tol.atol << ")";
+  return out.str();
+}
+
+std::string compare(const Tensor& actual, const Tensor& expected) {
+  return compare(actual, expected, default_tolerance(expected.dtype));
+}
+
+std::vector<Tensor> expect_matches_cpu(const ModelBuilder& model,
+                                       const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                       const RunOptions& options, const Tolerance* tolerance) {
+  std::filesystem::path path = model.save();
+  struct Remove {
+    std::filesystem::path p;
+    ~Remove() { std::filesystem::remove(p); }
+  } remove{path};
+  RunOptions reference;
+  reference.devices = "cpu";
+  reference.threads = 1;
+  std::vector<Tensor> expected = run_model(path, inputs, reference);
+  std::vector<Tensor> actual = run_model(path, inputs, options);
+  EXPECT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < std::min(actual.size(), expected.size()); ++i) {
+    Tolerance tol = tolerance ? *tolerance : default_tolerance(expected[i].dtype);
+    std::string problem = compare(actual[i], expected[i], tol);
+    EXPECT_EQ(problem, "") << "output " << i << " on " << options.devices << " vs cpu";
+  }
+  return actual;
+}
+
+std::string plugin_dir() {
+  const char* dir = std::getenv("LOOM_TEST_PLUGIN_DIR");
+  if (dir && *dir) return dir;
+#ifdef LOOM_TEST_PLUGIN_DIR_DEFAULT
+  return LOOM_TEST_PLUGIN_DIR_DEFAULT;
+#else
+  throw std::runtime_error("LOOM_TEST_PLUGIN_DIR is not set");
+#endif
+}
+
+}  // namespace loom::device_testing

@@ -1,0 +1,124 @@
+// Shared support for device tests: build a small ONNX model in memory, run it through the
+// public API on a device set and on the cpu reference device, and compare the outputs with the
+// tolerances written down here, once, for every device.
+//
+//   ModelBuilder m;
+//   m.input("x", LOOM_DTYPE_FLOAT32, {1, 8, 5, 5});
+//   m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {4, 8, 3, 3}, 1));
+//   m.node("Conv", {"x", "w"}, {"y"}).ints("pads", {1, 1, 1, 1});
+//   m.output("y");
+//   expect_matches_cpu(m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 8, 5, 5}, 2)}},
+//                      {.devices = "onednn", .no_fallback = true});
+#pragma once
+
+#include <loom/loom.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loom::device_testing {
+
+// A host tensor that owns its bytes (dense, row-major).
+struct Tensor {
+  loom_dtype_t dtype = LOOM_DTYPE_FLOAT32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+
+  int64_t elements() const;
+  template <typename T>
+  T* data() {
+    return reinterpret_cast<T*>(bytes.data());
+  }
+  template <typename T>
+  const T* data() const {
+    return reinterpret_cast<const T*>(bytes.data());
+  }
+  // A borrowed view for loom_session_run.
+  loom_host_tensor_t view() const;
+};
+
+// Uniform values in [low, high) from a fixed seed; integer dtypes are rounded, bool is 0/1.
+// FLOAT16/BFLOAT16 are stored as their 16-bit encodings.
+Tensor random_tensor(loom_dtype_t dtype, std::vector<int64_t> shape, uint32_t seed,
+                     double low = -1.0, double high = 1.0);
+Tensor float_tensor(std::vector<int64_t> shape, std::vector<float> values);
+Tensor int64_tensor(std::vector<int64_t> shape, std::vector<int64_t> values);
+
+// A node under construction; attribute setters chain.
+class NodeRef {
+ public:
+  explicit NodeRef(::onnx::NodeProto* node) : node_(node) {}
+  NodeRef& i(const std::string& name, int64_t value);
+  NodeRef& f(const std::string& name, float value);
+  NodeRef& s(const std::string& name, const std::string& value);
+  NodeRef& ints(const std::string& name, std::vector<int64_t> values);
+  NodeRef& floats(const std::string& name, std::vector<float> values);
+  NodeRef& domain(const std::string& domain);
+  ::onnx::NodeProto& proto() { return *node_; }
+
+ private:
+  ::onnx::NodeProto* node_;
+};
+
+// A single-graph ONNX model (ir_version 8, default opset 17 unless set).
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(int64_t opset = 17);
+  // dims: an extent, or -1 for a symbolic dimension (named d0, d1...).
+  ModelBuilder& input(const std::string& name, loom_dtype_t dtype, std::vector<int64_t> dims);
+  // Outputs carry no type: the core infers them.
+  ModelBuilder& output(const std::string& name);
+  ModelBuilder& initializer(const std::string& name, const Tensor& value);
+  NodeRef node(const std::string& op, std::vector<std::string> inputs,
+               std::vector<std::string> outputs, const std::string& name = "");
+  ModelBuilder& opset(const std::string& domain, int64_t version);
+  ::onnx::ModelProto& proto() { return model_; }
+  // Writes the model into a fresh file under the test temp directory and returns its path.
+  std::filesystem::path save() const;
+
+ private:
+  ::onnx::ModelProto model_;
+  int symbolic_ = 0;
+};
+
+struct RunOptions {
+  std::string devices = "cpu";
+  bool no_fallback = false;
+  int threads = 0;
+  std::string device_options;  // "key=value;..."
+};
+
+// Runs the model with the given inputs; throws std::runtime_error with loom's message on error.
+std::vector<Tensor> run_model(const std::filesystem::path& model,
+                              const std::vector<std::pair<std::string, Tensor>>& inputs,
+                              const RunOptions& options);
+
+// The comparison tolerances of device outputs against the cpu reference device, per dtype:
+// |a - b| <= atol + rtol * |b|. Integer, bool and string outputs must be equal.
+struct Tolerance {
+  double rtol;
+  double atol;
+};
+Tolerance default_tolerance(loom_dtype_t dtype);
+
+// Compares element by element; returns "" when equal within tolerance, else a description of
+// the first mismatches (index, both values) for the test failure message.
+std::string compare(const Tensor& actual, const Tensor& expected, Tolerance tolerance);
+std::string compare(const Tensor& actual, const Tensor& expected);  // default_tolerance
+
+// Runs `model` on options.devices and on cpu and EXPECTs every output to match (gtest).
+// Returns the device's outputs for further checks.
+std::vector<Tensor> expect_matches_cpu(const ModelBuilder& model,
+                                       const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                       const RunOptions& options,
+                                       const Tolerance* tolerance = nullptr);
+
+// The plugin directory of the build tree (LOOM_TEST_PLUGIN_DIR, set by the CMake target).
+std::string plugin_dir();
+
+}  // namespace loom::device_testing
