@@ -90,7 +90,7 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
   app.set_version_flag("--version",
                        fmt::format("infer-run {} (libloom {}, plugin ABI {}.{})", LOOM_VERSION_TEXT,
                                    loom_version(), LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR));
-  std::vector<std::string> inputs, shapes, device_options;
+  std::vector<std::string> inputs, shapes, device_options, placements, costs;
   std::string log_level = "warning";
   std::string precision = "f32";
   bool verbose = false;
@@ -115,6 +115,9 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
   app.add_option("--plugin,-p", o.plugins, "Plugin file or directory, searched first")
       ->type_name("FILE|DIR")
       ->allow_extra_args(false);
+  app.add_flag("--no-default-plugins", o.no_default_plugins,
+               "Load plugins only from --plugin (ignore LOOM_PLUGIN_PATH, the install directory "
+               "and the build tree)");
   app.add_option("--device-option", device_options, "Option for the devices, KEY=VALUE")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
@@ -123,6 +126,16 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
                  "supports it (passed to every device as the option precision=VALUE)")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}))
       ->capture_default_str();
+  app.add_option("--place", placements,
+                 "Pin the nodes whose name or op type matches PATTERN (* and ? wildcards) to "
+                 "DEVICE, one of --device's (repeatable; later ones win)")
+      ->type_name("PATTERN=DEVICE")
+      ->allow_extra_args(false);
+  app.add_option("--cost", costs,
+                 "Override the scheduler's cost model for a device (or * for all); KEY is "
+                 "gflops, transfer_gbps, transfer_latency_us or launch_us (repeatable)")
+      ->type_name("DEVICE.KEY=VALUE")
+      ->allow_extra_args(false);
   app.add_option("--threads,-t", o.threads, "Threads per device (0: all cores)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -137,6 +150,9 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
                  "Leave out the values of outputs with more elements than this")
       ->capture_default_str();
   app.add_flag("--explain", o.explain, "Print the execution plan (stderr with --json)");
+  app.add_option("--dot", o.dot_file,
+                 "Write the plan as a Graphviz digraph to FILE (subgraphs colored by device)")
+      ->type_name("FILE");
   app.add_flag("--list-plugins", o.list_plugins, "List the plugins found, loaded or skipped");
   app.add_flag("--list-devices", o.list_devices, "List the device instances of loaded plugins");
   app.add_option("--log-level", log_level, "debug, info, warning or error")->capture_default_str();
@@ -167,6 +183,21 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
     if (text.find(';') != std::string::npos)
       throw AppError(kExitUsage, fmt::format("--device-option '{}' must not contain ';'", text));
     o.device_options += (o.device_options.empty() ? "" : ";") + text;
+  }
+  for (const std::string& text : placements) {
+    auto [pattern, device] = split_assignment(text, "--place");
+    if (device.empty() || text.find(';') != std::string::npos)
+      throw AppError(kExitUsage,
+                     fmt::format("--place expects PATTERN=DEVICE without ';', got '{}'", text));
+    o.placements += (o.placements.empty() ? "" : ";") + text;
+  }
+  for (const std::string& text : costs) {
+    auto [key, value] = split_assignment(text, "--cost");
+    if (key.find('.') == std::string::npos || value.empty() || text.find(';') != std::string::npos)
+      throw AppError(
+          kExitUsage,
+          fmt::format("--cost expects DEVICE.KEY=VALUE, e.g. vulkan.gflops=2000, got '{}'", text));
+    o.cost_model += (o.cost_model.empty() ? "" : ";") + text;
   }
   // f32 is every device's default, so it is passed only when asked for something else.
   if (precision != "f32")

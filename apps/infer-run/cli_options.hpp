@@ -19,7 +19,11 @@ struct Options {
   std::string devices = "cpu";
   bool no_fallback = false;
   std::vector<std::string> plugins;
-  std::string device_options;  // "key=value;..."
+  bool no_default_plugins = false;  // only --plugin: no LOOM_PLUGIN_PATH, install dir, build tree
+  std::string device_options;       // "key=value;..."
+  std::string placements;           // "PATTERN=DEVICE;..." from --place
+  std::string cost_model;           // "DEVICE.KEY=VALUE;..." from --cost
+  std::string dot_file;             // --dot: write the plan as Graphviz here
   int32_t threads = 0;
   int warmup = 0;
   int repeat = 1;

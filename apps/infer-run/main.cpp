@@ -72,8 +72,8 @@ loom::apps::RuntimePtr make_runtime(const Options& o) {
   ro.struct_size = sizeof(ro);
   ro.num_plugin_paths = paths.size();
   ro.plugin_paths = paths.data();
-  ro.use_env_path = true;
-  ro.use_default_paths = true;
+  ro.use_env_path = !o.no_default_plugins;
+  ro.use_default_paths = !o.no_default_plugins;
   ro.log_level = o.log_level;
   ro.log_fn = log_to_stderr;
   ro.log_user = &g_log_sink;
@@ -166,6 +166,8 @@ int run(int argc, char** argv) {
   so.threads = o.threads;
   so.no_fallback = o.no_fallback;
   so.device_options = o.device_options.c_str();
+  so.placements = o.placements.c_str();
+  so.cost_model = o.cost_model.c_str();
   start = Clock::now();
   loom::apps::SessionPtr session = step(kExitRuntime, "cannot create a session", [&] {
     return loom::apps::create_session(runtime.get(), model.get(), so);
@@ -208,6 +210,19 @@ int run(int argc, char** argv) {
       return 0;
     });
     fmt::print(o.json ? stderr : stdout, "{}\n", loom::apps::take_string(text));
+  }
+  if (!o.dot_file.empty()) {
+    char* dot = nullptr;
+    step(kExitRuntime, "--dot", [&] {
+      loom::apps::check(loom_session_plan_dot(session.get(), &dot));
+      return 0;
+    });
+    std::string text = loom::apps::take_string(dot);
+    std::FILE* f = std::fopen(o.dot_file.c_str(), "w");
+    bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (f && std::fclose(f) != 0) ok = false;
+    if (!ok)
+      throw AppError(kExitRuntime, fmt::format("--dot {}: cannot write the file", o.dot_file));
   }
   fmt::print("{}", o.json ? format_json_report(report) : format_text_report(report));
   return kExitOk;

@@ -218,6 +218,12 @@ LOOM_API loom_status_t* loom_session_plan_json(loom_session_t* session, char** j
     *json = dup_string(session->impl->plan_json());
   });
 }
+LOOM_API loom_status_t* loom_session_plan_dot(loom_session_t* session, char** dot) {
+  return guard_status([&] {
+    if (!session || !dot) fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_session_plan_dot: NULL argument");
+    *dot = dup_string(session->impl->plan_dot());
+  });
+}
 LOOM_API size_t loom_session_planned_peak_bytes(const loom_session_t* session) {
   return session ? session->impl->planned_peak() : 0;
 }

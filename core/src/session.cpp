@@ -1,9 +1,5 @@
 #include "session.hpp"
 
-#include "memory_planner.hpp"
-#include "shape_inference.hpp"
-#include "status.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +7,11 @@
 #include <cstring>
 #include <set>
 #include <sstream>
+
+#include "memory_planner.hpp"
+#include "shape_inference.hpp"
+#include "shape_subgraphs.hpp"
+#include "status.hpp"
 
 namespace loom::core {
 namespace {
@@ -40,10 +41,18 @@ std::string json_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20)
           out += fmt::format("\\u{:04x}", static_cast<int>(c));
@@ -104,7 +113,8 @@ DeviceInstance::DeviceInstance(const DeviceEntry& entry, int32_t instance, int32
   args.options = options.c_str();
   throw_if_error(entry.api.create(entry.api.user, &args, &handle_),
                  std::string("device '") + entry.api.name + "' is unavailable");
-  if (!handle_) fail(LOOM_ERROR_INTERNAL, std::string("device '") + entry.api.name + "' returned no handle");
+  if (!handle_)
+    fail(LOOM_ERROR_INTERNAL, std::string("device '") + entry.api.name + "' returned no handle");
   std::memset(&info_, 0, sizeof info_);
   info_.struct_size = sizeof info_;
   entry.api.get_info(handle_, &info_);
@@ -112,7 +122,8 @@ DeviceInstance::DeviceInstance(const DeviceEntry& entry, int32_t instance, int32
     std::string reason = info_.unavailable_reason;
     entry.api.destroy(handle_);
     handle_ = nullptr;
-    fail(LOOM_ERROR_UNAVAILABLE, std::string("device '") + entry.api.name + "' is unavailable: " + reason);
+    fail(LOOM_ERROR_UNAVAILABLE,
+         std::string("device '") + entry.api.name + "' is unavailable: " + reason);
   }
 }
 
@@ -126,7 +137,7 @@ Session::Session(Runtime& runtime, std::shared_ptr<Model> model,
                  const loom_session_options_t& options)
     : runtime_(runtime), model_(std::move(model)) {
   create_devices(options);
-  partition(options.no_fallback);
+  partition(options);
 }
 
 Session::~Session() {
@@ -152,13 +163,15 @@ void Session::create_devices(const loom_session_options_t& options) {
       try {
         instance = std::stoi(n.substr(colon + 1));
       } catch (...) {
-        fail(LOOM_ERROR_INVALID_ARGUMENT, "device '" + n + "': the part after ':' must be an instance number");
+        fail(LOOM_ERROR_INVALID_ARGUMENT,
+             "device '" + n + "': the part after ':' must be an instance number");
       }
     }
     const DeviceEntry* entry = runtime_.find_device(family);
     if (!entry) {
       std::string installed;
-      for (const DeviceEntry& d : runtime_.devices) installed += (installed.empty() ? "" : ", ") + std::string(d.api.name);
+      for (const DeviceEntry& d : runtime_.devices)
+        installed += (installed.empty() ? "" : ", ") + std::string(d.api.name);
       fail(LOOM_ERROR_NOT_FOUND, "device '" + family + "' is not installed (installed devices: " +
                                      (installed.empty() ? "none" : installed) +
                                      "); install its plugin package or pass --plugin");
@@ -167,10 +180,75 @@ void Session::create_devices(const loom_session_options_t& options) {
       if (d->name() == n) fail(LOOM_ERROR_INVALID_ARGUMENT, "device '" + n + "' is listed twice");
     devices_.push_back(std::make_unique<DeviceInstance>(*entry, instance, options.threads,
                                                         device_options, &runtime_.host));
+    device_labels_.push_back(n);
   }
 }
 
-void Session::partition(bool no_fallback) {
+namespace {
+
+// Glob match with * and ?, for --place patterns. Iterative with one backtrack point, so a
+// pattern full of stars stays O(pattern x text) instead of exponential.
+bool glob_match(const std::string& pattern, const std::string& text) {
+  size_t p = 0, t = 0, star = std::string::npos, star_text = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      star_text = t;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      t = ++star_text;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+}  // namespace
+
+std::vector<int> Session::parse_placements(const std::string& spec) const {
+  const Graph& g = *model_->graph;
+  std::vector<int> pinned(g.nodes.size(), -1);
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t end = spec.find(';', pos);
+    if (end == std::string::npos) end = spec.size();
+    std::string item = spec.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) continue;
+    size_t eq = item.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      fail(LOOM_ERROR_INVALID_ARGUMENT,
+           "placement '" + item + "' must look like PATTERN=DEVICE (e.g. Conv=cpu)");
+    std::string pattern = item.substr(0, eq), device = item.substr(eq + 1);
+    int d = -1;
+    for (size_t i = 0; i < devices_.size(); ++i)
+      if (device_labels_[i] == device || devices_[i]->name() == device) d = static_cast<int>(i);
+    if (d < 0) {
+      std::string list;
+      for (const std::string& l : device_labels_) list += (list.empty() ? "" : ", ") + l;
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "placement '" + item + "' names device '" + device +
+                                            "', which is not among the session's devices (" + list +
+                                            ")");
+    }
+    size_t matched = 0;
+    for (size_t k = 0; k < g.nodes.size(); ++k)
+      if (glob_match(pattern, g.nodes[k].name) || glob_match(pattern, g.nodes[k].op_type)) {
+        pinned[k] = d;
+        ++matched;
+      }
+    if (matched == 0)
+      runtime_.log(LOOM_LOG_WARNING, "scheduler",
+                   "placement '" + item + "' matches no node name or op type");
+  }
+  return pinned;
+}
+
+void Session::partition(const loom_session_options_t& options) {
   const Graph& g = *model_->graph;
   // Devices decide by dtype and shape, so they must see what inference can tell from the
   // declared inputs (dynamic dims stay unknown) rather than untyped intermediates.
@@ -179,52 +257,94 @@ void Session::partition(bool no_fallback) {
     infer_shapes(g, runtime_.schemas, declared);
   } catch (const Error& e) {
     runtime_.log(LOOM_LOG_WARNING, "scheduler",
-                 std::string("type inference on the declared shapes failed, placing without it: ") + e.what());
+                 std::string("type inference on the declared shapes failed, placing without it: ") +
+                     e.what());
     declared.assign(g.values.size(), ValueFacts{});
   }
-  ViewOptions options;
-  options.facts = &declared;
-  GraphView view(g, options);
-  node_device_.assign(g.nodes.size(), -1);
-  std::vector<std::string> unsupported;
+
+  // The cost model: defaults per device family, then $LOOM_COST_MODEL, then the session option.
+  std::vector<std::string> names;
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    std::string family = device_labels_[d].substr(0, device_labels_[d].find(':'));
+    device_costs_.push_back(default_device_cost(family, devices_[d]->host_memory()));
+    names.push_back(device_labels_[d]);
+  }
+  if (const char* env = std::getenv("LOOM_COST_MODEL"); env && *env) {
+    try {
+      apply_cost_overrides(env, names, device_costs_);
+    } catch (const Error& e) {
+      fail(LOOM_ERROR_INVALID_ARGUMENT, std::string("LOOM_COST_MODEL: ") + e.what());
+    }
+  }
+  if (options.cost_model && *options.cost_model)
+    apply_cost_overrides(options.cost_model, names, device_costs_);
+  std::vector<int> pinned = parse_placements(options.placements ? options.placements : "");
+  std::vector<bool> shape_nodes = find_shape_computations(g, declared);
+
+  PartitionProblem problem;
+  problem.device_names = names;
+  problem.devices = device_costs_;
+  problem.num_values = g.values.size();
+  problem.value_bytes.resize(g.values.size());
+  problem.graph_output.resize(g.values.size());
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    problem.value_bytes[v] = value_bytes(g, static_cast<int>(v), declared);
+    problem.graph_output[v] = g.values[v].graph_output;
+  }
+  ViewOptions options_view;
+  options_view.facts = &declared;
+  GraphView view(g, options_view);
   for (size_t k = 0; k < g.nodes.size(); ++k) {
-    std::string reasons;
+    const Node& node = g.nodes[k];
+    PartitionNode n;
+    n.label = node.describe();
+    // Initializers are part of every view; only values that flow between nodes move.
+    auto reads = [&](int id) {
+      return id >= 0 && (!g.values[id].constant || g.values[id].graph_input);
+    };
+    for (int id : node.inputs)
+      if (reads(id)) n.inputs.push_back(id);
+    for (int id : node.implicit_inputs)
+      if (reads(id)) n.inputs.push_back(id);
+    for (int id : node.outputs)
+      if (id >= 0) n.outputs.push_back(id);
+    n.pinned = pinned[k];
+    // Shape and Size only read metadata: they stay with their input's device when the cost
+    // model agrees (their output is a few int64s), while the integer arithmetic after them
+    // stays on the host.
+    n.host_preferred = shape_nodes[k] && node.op_type != "Shape" && node.op_type != "Size";
+    n.flops = estimate_flops(g, node, declared);
+    declared_flops_.push_back(n.flops);
     for (size_t d = 0; d < devices_.size(); ++d) {
       loom_support_t support;
       std::memset(&support, 0, sizeof support);
       support.struct_size = sizeof support;
       devices_[d]->api().supports_node(devices_[d]->handle(), view.get(), view.node(k), &support);
-      if (support.supported) {
-        node_device_[k] = static_cast<int>(d);
-        break;
-      }
       support.reason[sizeof support.reason - 1] = '\0';
-      reasons += (reasons.empty() ? "" : "; ") + devices_[d]->name() + ": " +
-                 (support.reason[0] ? support.reason : "not supported");
+      n.supported.push_back(support.supported);
+      n.reasons.push_back(
+          support.supported ? "" : (support.reason[0] ? support.reason : "not supported"));
     }
-    if (node_device_[k] < 0) {
-      unsupported.push_back(g.nodes[k].describe() + " (" + reasons + ")");
-    } else if (node_device_[k] > 0) {
-      std::string note = g.nodes[k].describe() + " runs on " + devices_[node_device_[k]]->name() +
-                         " (" + reasons + ")";
-      fallback_notes_.push_back(note);
-      runtime_.log(LOOM_LOG_INFO, "scheduler", note);
-    }
+    problem.nodes.push_back(std::move(n));
   }
-  if (!unsupported.empty()) {
-    std::string msg = std::to_string(unsupported.size()) + " nodes are supported by none of the devices";
-    msg += no_fallback ? " (fallback to cpu is off): " : ": ";
-    for (size_t i = 0; i < unsupported.size() && i < 20; ++i) msg += (i ? ", " : "") + unsupported[i];
-    if (unsupported.size() > 20) msg += ", ...";
+
+  Partition result = partition_graph(problem);
+  if (!result.unsupported.empty()) {
+    std::string msg =
+        std::to_string(result.unsupported.size()) + " nodes are supported by none of the devices";
+    msg += options.no_fallback ? " (fallback to cpu is off): " : ": ";
+    for (size_t i = 0; i < result.unsupported.size() && i < 20; ++i)
+      msg += (i ? ", " : "") + result.unsupported[i];
+    if (result.unsupported.size() > 20) msg += ", ...";
     fail(LOOM_ERROR_UNSUPPORTED, msg);
   }
-  // Consecutive nodes (in topological order) on one device form a subgraph. The order is a
-  // topological order, so the subgraphs run in sequence without cycles.
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    size_t d = static_cast<size_t>(node_device_[k]);
-    if (subgraphs_.empty() || subgraphs_.back().device != d) subgraphs_.push_back(Subgraph{d, {}});
-    subgraphs_.back().nodes.push_back(static_cast<int>(k));
-  }
+  std::string why;
+  if (!is_valid_schedule(problem, result, &why))
+    fail(LOOM_ERROR_INTERNAL, "the partitioner produced an invalid plan: " + why);
+  node_device_ = result.node_device;
+  subgraphs_ = std::move(result.subgraphs);
+  fallback_notes_ = std::move(result.notes);
+  for (const std::string& note : fallback_notes_) runtime_.log(LOOM_LOG_INFO, "scheduler", note);
 }
 
 std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_facts,
@@ -269,6 +389,19 @@ std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_
       for (int id : g.nodes[k].inputs) consider(id);
       for (int id : g.nodes[k].implicit_inputs) consider(id);
     }
+    DeviceInstance& target = *devices_[sg.device];
+    for (int id : part.inputs) {
+      Prepared::Transfer t;
+      t.value = id;
+      t.from_device =
+          producer_part[id] >= 0 ? static_cast<int>(subgraphs_[producer_part[id]].device) : -1;
+      bool source_host = t.from_device < 0 || devices_[t.from_device]->host_memory();
+      t.copy =
+          t.from_device != static_cast<int>(sg.device) && !(source_host && target.host_memory());
+      t.bytes = tensor_bytes(p->facts[id].dtype, p->facts[id].shape);
+      part.transfers.push_back(t);
+    }
+    for (int k : sg.nodes) part.flops += estimate_flops(g, g.nodes[k], p->facts);
     for (int k : sg.nodes)
       for (int id : g.nodes[k].outputs) {
         if (id < 0) continue;
@@ -301,7 +434,8 @@ std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_
     }
     MemoryPlan plan = plan_memory(requests);
     std::vector<ValueFacts> facts = p->facts;
-    for (size_t r = 0; r < requests.size(); ++r) facts[request_value[r]].arena_offset = static_cast<int64_t>(plan.offsets[r]);
+    for (size_t r = 0; r < requests.size(); ++r)
+      facts[request_value[r]].arena_offset = static_cast<int64_t>(plan.offsets[r]);
     part.arena_bytes = plan.arena_size;
     p->planned_peak += plan.arena_size;
 
@@ -318,7 +452,8 @@ std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_
     loom_status_t* st = dev.api().compile(dev.handle(), &args, &part.exe);
     if (st) {
       release(*p);
-      throw_if_error(st, "device '" + dev.name() + "' cannot compile its subgraph " + std::to_string(s));
+      throw_if_error(
+          st, "device '" + dev.name() + "' cannot compile its subgraph " + std::to_string(s));
     }
   }
   return p;
@@ -337,9 +472,11 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
                   size_t num_outputs, loom_host_tensor_t* outputs) {
   std::lock_guard<std::mutex> lock(mutex_);
   const Graph& g = *model_->graph;
-  if (num_inputs && (!names || !inputs)) fail(LOOM_ERROR_INVALID_ARGUMENT, "input names or tensors are NULL");
+  if (num_inputs && (!names || !inputs))
+    fail(LOOM_ERROR_INVALID_ARGUMENT, "input names or tensors are NULL");
   if (num_outputs < g.outputs.size() || (g.outputs.size() && !outputs))
-    fail(LOOM_ERROR_INVALID_ARGUMENT, "room for " + std::to_string(g.outputs.size()) + " outputs is needed");
+    fail(LOOM_ERROR_INVALID_ARGUMENT,
+         "room for " + std::to_string(g.outputs.size()) + " outputs is needed");
 
   // Bind and check the inputs.
   std::vector<const loom_host_tensor_t*> given(g.values.size(), nullptr);
@@ -351,12 +488,14 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
       std::string list;
       for (int in : g.inputs)
         if (!g.values[in].constant) list += (list.empty() ? "" : ", ") + g.values[in].name;
-      fail(LOOM_ERROR_INVALID_ARGUMENT, "the model has no input '" + name + "' (its inputs: " + list + ")");
+      fail(LOOM_ERROR_INVALID_ARGUMENT,
+           "the model has no input '" + name + "' (its inputs: " + list + ")");
     }
     if (given[id]) fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' is given twice");
     const Value& v = g.values[id];
     const loom_host_tensor_t& t = inputs[i];
-    if (t.rank < 0 || t.rank > LOOM_MAX_RANK) fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has an invalid rank");
+    if (t.rank < 0 || t.rank > LOOM_MAX_RANK)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has an invalid rank");
     Shape s;
     s.rank = t.rank;
     s.dims.assign(t.dims, t.dims + t.rank);
@@ -373,20 +512,23 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
         fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has shape " + s.to_string() +
                                               " but the model expects " + v.shape.to_string());
     }
-    size_t expect = t.dtype == LOOM_DTYPE_STRING ? static_cast<size_t>(s.element_count()) * sizeof(loom_string_t)
-                                                 : tensor_bytes(t.dtype, s);
+    size_t expect = t.dtype == LOOM_DTYPE_STRING
+                        ? static_cast<size_t>(s.element_count()) * sizeof(loom_string_t)
+                        : tensor_bytes(t.dtype, s);
     if (t.dtype != LOOM_DTYPE_STRING && dtype_size(t.dtype) == 0)
       fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has an unsupported element type");
     if (t.byte_size != expect || (expect && !t.data))
       fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has " + std::to_string(t.byte_size) +
                                             " bytes of data, but shape " + s.to_string() + " " +
-                                            dtype_name(t.dtype) + " needs " + std::to_string(expect));
+                                            dtype_name(t.dtype) + " needs " +
+                                            std::to_string(expect));
     given[id] = &t;
     if (v.constant) fed.insert(id);
   }
   for (int id : g.inputs)
     if (!given[id] && !g.values[id].constant)
-      fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + g.values[id].name + "' is required but was not given");
+      fail(LOOM_ERROR_INVALID_ARGUMENT,
+           "input '" + g.values[id].name + "' is required but was not given");
 
   // Find or build the compiled plan for these shapes.
   std::string key;
@@ -462,7 +604,9 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
     } stage_cleanup{dev, staged};
     for (size_t i = 0; i < part.inputs.size(); ++i) {
       Slot& s = slots[part.inputs[i]];
-      if (!s.present) fail(LOOM_ERROR_INTERNAL, "value '" + g.values[part.inputs[i]].name + "' was not computed before use");
+      if (!s.present)
+        fail(LOOM_ERROR_INTERNAL,
+             "value '" + g.values[part.inputs[i]].name + "' was not computed before use");
       loom_tensor_t t = s.t;
       bool src_host_visible = s.device < 0 || devices_[s.device]->host_memory();
       if (s.device == dev_index) {
@@ -476,7 +620,8 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
         if (!src && t.byte_size) {
           bounce.resize(t.byte_size);
           DeviceInstance& from = *devices_[s.device];
-          throw_if_error(from.api().copy_to_host(from.handle(), t.buffer, t.offset, bounce.data(), t.byte_size),
+          throw_if_error(from.api().copy_to_host(from.handle(), t.buffer, t.offset, bounce.data(),
+                                                 t.byte_size),
                          "copy from device '" + from.name() + "'");
           src = bounce.data();
         }
@@ -535,7 +680,8 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
         if (!src && s.t.byte_size) {
           bounce.resize(s.t.byte_size);
           DeviceInstance& from = *devices_[s.device];
-          throw_if_error(from.api().copy_to_host(from.handle(), s.t.buffer, s.t.offset, bounce.data(), s.t.byte_size),
+          throw_if_error(from.api().copy_to_host(from.handle(), s.t.buffer, s.t.offset,
+                                                 bounce.data(), s.t.byte_size),
                          "copy from device '" + from.name() + "'");
           src = bounce.data();
         }
@@ -556,6 +702,13 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
   }
 }
 
+double Session::subgraph_flops(size_t s) const {
+  if (current_) return current_->parts[s].flops;
+  double f = 0;
+  for (int k : subgraphs_[s].nodes) f += declared_flops_[k];
+  return f;
+}
+
 std::string Session::explain() {
   std::lock_guard<std::mutex> lock(mutex_);
   const Graph& g = *model_->graph;
@@ -563,30 +716,67 @@ std::string Session::explain() {
   out << "plan for " << model_->path << ": " << g.nodes.size() << " nodes, devices:";
   for (const auto& d : devices_) out << " " << d->name();
   out << "\n";
+  double total_flops = 0;
+  size_t copies = 0, copy_bytes = 0;
   for (size_t s = 0; s < subgraphs_.size(); ++s) {
     const Subgraph& sg = subgraphs_[s];
     std::map<std::string, int> ops;
     for (int k : sg.nodes) ops[g.nodes[k].op_type]++;
-    out << "  subgraph " << s << " on " << devices_[sg.device]->name() << ": " << sg.nodes.size() << " nodes (";
+    out << "  subgraph " << s << " on " << devices_[sg.device]->name() << ": " << sg.nodes.size()
+        << " nodes (";
     bool first = true;
     for (const auto& [op, n] : ops) {
       out << (first ? "" : ", ") << op << " x" << n;
       first = false;
     }
-    out << ")";
+    double flops = subgraph_flops(s);
+    total_flops += flops;
+    out << "), " << format_flops(flops);
     if (current_) {
       const Prepared::Part& part = current_->parts[s];
       out << "\n    inputs:";
-      for (int id : part.inputs)
-        out << " " << g.values[id].name << " [" << current_->facts[id].shape.to_string() << "]";
+      if (part.inputs.empty()) out << " (none)";
+      size_t part_copies = 0, part_bytes = 0;
+      for (const Prepared::Transfer& t : part.transfers) {
+        out << "\n      " << g.values[t.value].name << " ["
+            << current_->facts[t.value].shape.to_string() << "] from "
+            << (t.from_device < 0 ? std::string("the application")
+                                  : devices_[t.from_device]->name());
+        if (t.from_device == static_cast<int>(sg.device)) {
+          out << " (same device)";
+        } else if (t.copy) {
+          out << " (copy, " << t.bytes << " bytes)";
+          part_copies++;
+          part_bytes += t.bytes;
+        } else {
+          out << " (zero-copy)";
+        }
+      }
       out << "\n    outputs:";
       for (int id : part.outputs)
         out << " " << g.values[id].name << " [" << current_->facts[id].shape.to_string() << "]";
+      out << "\n    transfers in: " << part_copies << " copies, " << part_bytes << " bytes";
       out << "\n    planned arena: " << part.arena_bytes << " bytes";
+      copies += part_copies;
+      copy_bytes += part_bytes;
     }
     out << "\n";
   }
+  out << "  total: " << subgraphs_.size() << " subgraphs, " << format_flops(total_flops);
+  if (current_) out << ", " << copies << " copies moving " << copy_bytes << " bytes";
+  out << "\n";
   if (current_) out << "  planned peak memory: " << current_->planned_peak << " bytes\n";
+  out << "  cost model:";
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    const DeviceCost& c = device_costs_[d];
+    out << (d ? ";" : "") << " " << device_labels_[d] << " " << c.gflops << " GFLOP/s, launch "
+        << c.launch_us << " us";
+    if (c.host_memory)
+      out << ", host memory";
+    else
+      out << ", transfers " << c.transfer_gbps << " GB/s + " << c.transfer_latency_us << " us";
+  }
+  out << "\n";
   if (fallback_notes_.empty())
     out << "  every node runs on its first-choice device\n";
   else
@@ -600,24 +790,48 @@ std::string Session::plan_json() {
   std::string j = "{\"devices\":[";
   for (size_t d = 0; d < devices_.size(); ++d)
     j += (d ? "," : "") + std::string("\"") + json_escape(devices_[d]->name()) + "\"";
+  j += "],\"cost_model\":[";
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    const DeviceCost& c = device_costs_[d];
+    j += (d ? "," : "") + fmt::format(
+                              "{{\"device\":\"{}\",\"gflops\":{},\"transfer_gbps\":{},"
+                              "\"transfer_latency_us\":{},\"launch_us\":{},\"host_memory\":{}}}",
+                              json_escape(device_labels_[d]), c.gflops, c.transfer_gbps,
+                              c.transfer_latency_us, c.launch_us, c.host_memory);
+  }
   j += "],\"subgraphs\":[";
+  double total_flops = 0;
   for (size_t s = 0; s < subgraphs_.size(); ++s) {
     const Subgraph& sg = subgraphs_[s];
-    j += (s ? "," : "") + fmt::format("{{\"device\":\"{}\",\"nodes\":{}", json_escape(devices_[sg.device]->name()), sg.nodes.size());
+    double flops = subgraph_flops(s);
+    total_flops += flops;
+    j += (s ? "," : "") + fmt::format("{{\"device\":\"{}\",\"nodes\":{},\"flops\":{:.0f}",
+                                      json_escape(devices_[sg.device]->name()), sg.nodes.size(),
+                                      flops);
     if (current_) {
       const Prepared::Part& part = current_->parts[s];
       auto names = [&](const std::vector<int>& ids) {
         std::string r = "[";
-        for (size_t i = 0; i < ids.size(); ++i) r += (i ? "," : "") + ("\"" + json_escape(g.values[ids[i]].name) + "\"");
+        for (size_t i = 0; i < ids.size(); ++i)
+          r += (i ? "," : "") + ("\"" + json_escape(g.values[ids[i]].name) + "\"");
         return r + "]";
       };
       j += ",\"inputs\":" + names(part.inputs) + ",\"outputs\":" + names(part.outputs) +
-           fmt::format(",\"arena_bytes\":{}", part.arena_bytes);
+           ",\"transfers\":[";
+      for (size_t i = 0; i < part.transfers.size(); ++i) {
+        const Prepared::Transfer& t = part.transfers[i];
+        std::string from = t.from_device < 0 ? "application" : devices_[t.from_device]->name();
+        j += (i ? "," : "") +
+             fmt::format("{{\"value\":\"{}\",\"from\":\"{}\",\"copy\":{},\"bytes\":{}}}",
+                         json_escape(g.values[t.value].name), json_escape(from), t.copy, t.bytes);
+      }
+      j += fmt::format("],\"arena_bytes\":{}", part.arena_bytes);
     }
     j += "}";
   }
-  j += "],\"fallback\":[";
-  for (size_t i = 0; i < fallback_notes_.size(); ++i) j += (i ? "," : "") + ("\"" + json_escape(fallback_notes_[i]) + "\"");
+  j += fmt::format("],\"total_flops\":{:.0f},\"fallback\":[", total_flops);
+  for (size_t i = 0; i < fallback_notes_.size(); ++i)
+    j += (i ? "," : "") + ("\"" + json_escape(fallback_notes_[i]) + "\"");
   j += fmt::format("],\"planned_peak_bytes\":{}}}", current_ ? current_->planned_peak : 0);
   return j;
 }

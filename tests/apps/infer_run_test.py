@@ -228,6 +228,43 @@ def case_run_random_inputs(env):
                  "input 'x'", "[2, 4]")
 
 
+def case_scheduler_flags(env):
+    """--place, --cost, --dot and the plan in --explain / --json."""
+    model = save_model(env, "relu_add", [helper.make_node("Relu", ["x"], ["r"]),
+                                         helper.make_node("Add", ["r", "x"], ["z"])],
+                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                       [helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3])])
+    dot = env.path("plan.dot")
+    p = env.run(model, "--place", "Relu=cpu", "--place", "z*=cpu", "--cost", "cpu.gflops=5",
+                "--explain", "--dot", dot)
+    assert p.returncode == 0, p.stderr
+    assert "subgraph 0 on cpu: 2 nodes (Add x1, Relu x1), 12 FLOP" in p.stdout, p.stdout
+    assert "x [2x3] from the application (zero-copy)" in p.stdout, p.stdout
+    assert "cost model: cpu 5 GFLOP/s" in p.stdout, p.stdout
+    text = open(dot).read()
+    assert text.startswith("digraph loom_plan {") and "subgraph cluster_0" in text, text
+    if shutil.which("dot"):
+        r = subprocess.run(["dot", "-Tsvg", dot], capture_output=True, text=True)
+        assert r.returncode == 0 and "<svg" in r.stdout, r.stderr
+
+    p = env.run(model, "--json")
+    plan = json.loads(p.stdout)["plan"]
+    assert plan["total_flops"] == 12 and plan["subgraphs"][0]["flops"] == 12, plan
+    assert plan["subgraphs"][0]["transfers"][0] == {"value": "x", "from": "application",
+                                                     "copy": False, "bytes": 24}, plan
+    assert plan["cost_model"][0]["device"] == "cpu", plan
+
+    expect_error(env.run(model, "--place", "Relu"), EXIT_USAGE, "--place expects NAME=VALUE")
+    expect_error(env.run(model, "--place", "Relu=gpu"), EXIT_RUNTIME,
+                 "placement 'Relu=gpu' names device 'gpu'", "(cpu)")
+    expect_error(env.run(model, "--cost", "gflops=3"), EXIT_USAGE, "--cost expects DEVICE.KEY=VALUE")
+    expect_error(env.run(model, "--cost", "cpu.speed=3"), EXIT_RUNTIME, "unknown key 'speed'")
+    expect_error(env.run(model, "--dot", env.path("no/such/dir/plan.dot")), EXIT_RUNTIME,
+                 "--dot", "cannot write")
+    p = env.run(model, "--place", "Nothing=cpu")
+    assert p.returncode == 0 and "placement 'Nothing=cpu' matches no node" in p.stderr, p.stderr
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("case")

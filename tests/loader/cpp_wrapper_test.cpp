@@ -30,6 +30,16 @@ TEST(CppWrapper, RunsAModelAndThrowsOnErrors) {
   EXPECT_EQ(out[0].data<float>()[0], 0.0f);
   EXPECT_EQ(out[0].data<float>()[1], 2.0f);
   EXPECT_EQ(out[0].data<float>()[2], 0.0f);
+  EXPECT_NE(session.explain().find("subgraph 0 on fakehost: 2 nodes"), std::string::npos);
+  EXPECT_NE(session.plan_dot().find("subgraph cluster_0"), std::string::npos);
+
+  loom_session_options_t options{};
+  options.struct_size = sizeof options;
+  options.devices = "fakeremote,fakehost";
+  options.placements = "Neg=fakeremote";
+  loom::Session pinned(rt, model, options);
+  EXPECT_NE(pinned.explain().find("subgraph 0 on fakeremote: 1 nodes (Neg x1)"), std::string::npos)
+      << pinned.explain();
 
   try {
     loom::Session bad(rt, model, "missing-device");

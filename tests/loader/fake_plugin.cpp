@@ -106,8 +106,10 @@ void get_info(loom_device_t* d, loom_device_info_t* out) {
 }
 void supports(loom_device_t* d, const loom_graph_t* graph, const loom_node_t* node, loom_support_t* out) {
   std::string op = node->op_type;
-  // Like a real device, decide by dtype: intermediate values must arrive typed.
-  if (graph->values[node->inputs[0]]->dtype != LOOM_DTYPE_FLOAT32) {
+  // Like a real device, decide by dtype: intermediate values must arrive typed. (Nodes without
+  // a first input, e.g. Constant in a real model, are not the fake's either.)
+  if (node->num_inputs == 0 || node->inputs[0] < 0 ||
+      graph->values[node->inputs[0]]->dtype != LOOM_DTYPE_FLOAT32) {
     out->supported = false;
     std::snprintf(out->reason, sizeof out->reason, "fake device needs a float32 input");
     return;

@@ -40,13 +40,16 @@ class SessionTest : public ::testing::Test {
   }
 
   // Returns the error message, or "" on success.
-  std::string open(const std::string& ops, const char* devices, bool no_fallback = false) {
+  std::string open(const std::string& ops, const char* devices, bool no_fallback = false,
+                   const char* placements = nullptr, const char* cost_model = nullptr) {
     loom_status_t* s = loom_model_load(rt_, write_model("m.fake", "FAKEMODEL " + ops).c_str(), &model_);
     if (s) return take(s);
     loom_session_options_t so{};
     so.struct_size = sizeof so;
     so.devices = devices;
     so.no_fallback = no_fallback;
+    so.placements = placements;
+    so.cost_model = cost_model;
     return take(loom_session_create(rt_, model_, &so, &session_));
   }
 
@@ -102,8 +105,9 @@ TEST_F(SessionTest, RunsOnOneDevice) {
   EXPECT_EQ(y, (std::vector<float>{-4, 0}));
 }
 
+// Pinned to fakeremote, the Neg nodes run there and every boundary is a real copy.
 TEST_F(SessionTest, SplitsAcrossDevicesAndCopiesBetweenThem) {
-  ASSERT_EQ(open("Relu Neg Neg Relu Neg", "fakeremote,fakehost"), "");
+  ASSERT_EQ(open("Relu Neg Neg Relu Neg", "fakeremote,fakehost", false, "Neg=fakeremote"), "");
   std::vector<float> y;
   ASSERT_EQ(run({-1, 2, -3, 4}, y), "");
   EXPECT_EQ(y, (std::vector<float>{0, -2, 0, -4}));
@@ -111,8 +115,69 @@ TEST_F(SessionTest, SplitsAcrossDevicesAndCopiesBetweenThem) {
   EXPECT_NE(plan.find("subgraph 0 on fakehost: 1 nodes (Relu x1)"), std::string::npos) << plan;
   EXPECT_NE(plan.find("subgraph 1 on fakeremote: 2 nodes (Neg x2)"), std::string::npos) << plan;
   EXPECT_NE(plan.find("subgraph 3 on fakeremote"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("from fakehost (copy, 16 bytes)"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("x [4] from the application (zero-copy)"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("from fakeremote (copy, 16 bytes)"), std::string::npos) << plan;
   EXPECT_NE(plan.find("fallback: Relu node 'n0' runs on fakehost (fakeremote: fake device has no Relu)"),
             std::string::npos) << plan;
+}
+
+// Without pins the cost model sees two-node islands on a copy-only device that save nothing:
+// they join the host device, and --explain says why.
+TEST_F(SessionTest, CheapIslandsJoinTheirNeighbours) {
+  ASSERT_EQ(open("Relu Neg Neg Relu Neg", "fakeremote,fakehost"), "");
+  std::vector<float> y;
+  ASSERT_EQ(run({-1, 2, -3, 4}, y), "");
+  EXPECT_EQ(y, (std::vector<float>{0, -2, 0, -4}));
+  std::string plan = explain();
+  EXPECT_NE(plan.find("subgraph 0 on fakehost: 5 nodes"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("subgraph 1"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("Neg node 'n1' runs on fakehost instead of fakeremote: its island of 2 nodes"),
+            std::string::npos) << plan;
+  // Making transfers and launches free keeps them on the preferred device.
+  loom_session_destroy(session_);
+  session_ = nullptr;
+  loom_model_free(model_);
+  model_ = nullptr;
+  ASSERT_EQ(open("Relu Neg Neg Relu Neg", "fakeremote,fakehost", false, nullptr,
+                 "fakeremote.transfer_latency_us=0;fakeremote.launch_us=0"), "");
+  plan = explain();
+  EXPECT_NE(plan.find("subgraph 1 on fakeremote: 2 nodes (Neg x2)"), std::string::npos) << plan;
+}
+
+TEST_F(SessionTest, PlacementsAndCostOverridesAreChecked) {
+  std::string err = open("Relu Neg", "fakehost", false, "Neg=gpu");
+  EXPECT_NE(err.find("placement 'Neg=gpu' names device 'gpu', which is not among the session's devices (fakehost)"),
+            std::string::npos) << err;
+  loom_model_free(model_);
+  model_ = nullptr;
+  err = open("Relu Neg", "fakeremote,fakehost", false, "n0=fakeremote");
+  EXPECT_NE(err.find("Relu node 'n0' (pinned to fakeremote, which does not take it: fake device has no Relu)"),
+            std::string::npos) << err;
+  loom_model_free(model_);
+  model_ = nullptr;
+  err = open("Relu Neg", "fakehost", false, nullptr, "fakehost.speed=1");
+  EXPECT_NE(err.find("unknown key 'speed'"), std::string::npos) << err;
+  loom_model_free(model_);
+  model_ = nullptr;
+  err = open("Relu Neg", "fakehost", false, "Ne?=fakehost;nomatch*=fakehost");
+  EXPECT_EQ(err, "");
+}
+
+TEST_F(SessionTest, PlanAsGraphviz) {
+  ASSERT_EQ(open("Relu Neg Neg", "fakeremote,fakehost", false, "Neg=fakeremote"), "");
+  std::vector<float> y;
+  ASSERT_EQ(run({-1, 2}, y), "");
+  char* dot = nullptr;
+  ASSERT_EQ(loom_session_plan_dot(session_, &dot), nullptr);
+  std::string text = dot;
+  loom_string_free(dot);
+  EXPECT_EQ(text.rfind("digraph loom_plan {", 0), 0u) << text;
+  EXPECT_NE(text.find("subgraph cluster_0 {"), std::string::npos) << text;
+  EXPECT_NE(text.find("label=\"subgraph 1: fakeremote (2 nodes"), std::string::npos) << text;
+  EXPECT_NE(text.find("n0 -> n1 [style=bold, color=red, label=\"8 B\"]"), std::string::npos) << text;
+  EXPECT_EQ(text.back(), '\n');
+  EXPECT_NE(take(loom_session_plan_dot(nullptr, &dot)).find("NULL argument"), std::string::npos);
 }
 
 TEST_F(SessionTest, NoFallbackListsEveryUnsupportedNode) {

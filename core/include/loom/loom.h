@@ -118,6 +118,12 @@ typedef struct loom_session_options_t {
   int32_t threads;          /* 0 = all cores */
   bool no_fallback;         /* fail instead of falling back to the cpu device */
   const char* device_options; /* "key=value;..." passed to every device */
+  /* Appended in 0.2 (struct_size tells the library whether a caller has them): */
+  const char* placements;   /* "PATTERN=DEVICE;..." pins the nodes whose name or op type matches
+                               the glob PATTERN (* and ?) to DEVICE; later entries win */
+  const char* cost_model;   /* "DEVICE.KEY=VALUE;..." overrides the scheduler's cost model
+                               (KEY: gflops, transfer_gbps, transfer_latency_us, launch_us;
+                               DEVICE may be *); applied after $LOOM_COST_MODEL */
 } loom_session_options_t;
 
 LOOM_API loom_status_t* loom_session_create(loom_runtime_t* runtime, loom_model_t* model,
@@ -150,6 +156,9 @@ LOOM_API loom_status_t* loom_session_run(loom_session_t* session, size_t num_inp
 LOOM_API loom_status_t* loom_session_explain(loom_session_t* session, char** text);
 /* The same as JSON. */
 LOOM_API loom_status_t* loom_session_plan_json(loom_session_t* session, char** json);
+/* The same as a Graphviz digraph: one cluster per subgraph, colored by device, with the bytes
+ * on every edge that crosses devices. Free with loom_string_free. */
+LOOM_API loom_status_t* loom_session_plan_dot(loom_session_t* session, char** dot);
 /* Planned peak bytes of the memory plan of the last run (0 before any run). */
 LOOM_API size_t loom_session_planned_peak_bytes(const loom_session_t* session);
 LOOM_API void loom_string_free(char* text);

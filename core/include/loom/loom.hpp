@@ -130,6 +130,13 @@ class Session {
     check(loom_session_create(runtime.get(), model.get(), &o, &s));
     session_.reset(s);
   }
+  // Every session option (placements, cost model, device options, ...).
+  Session(const Runtime& runtime, const Model& model, const loom_session_options_t& options)
+      : num_outputs_(model.num_outputs()) {
+    loom_session_t* s = nullptr;
+    check(loom_session_create(runtime.get(), model.get(), &options, &s));
+    session_.reset(s);
+  }
 
   // Inputs are borrowed for the call; outputs come back in the model's output order.
   std::vector<HostTensor> run(const std::vector<std::pair<std::string, loom_host_tensor_t>>& inputs) {
@@ -150,6 +157,15 @@ class Session {
   std::string explain() const {
     char* text = nullptr;
     check(loom_session_explain(session_.get(), &text));
+    std::string s = text;
+    loom_string_free(text);
+    return s;
+  }
+
+  // The plan as a Graphviz digraph (loom_session_plan_dot).
+  std::string plan_dot() const {
+    char* text = nullptr;
+    check(loom_session_plan_dot(session_.get(), &text));
     std::string s = text;
     loom_string_free(text);
     return s;

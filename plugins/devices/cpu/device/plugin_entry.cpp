@@ -11,8 +11,40 @@
 
 #include "cpu_device.hpp"
 
+// Test-only variants (tests/scheduler builds them through loom_cpu_test_variant()): the same
+// kernels under another device name, limited to an op subset, optionally with "remote" memory
+// that the core must copy through copy_to_host/copy_from_host. The real plugin defines none.
+#ifndef LOOM_CPU_DEVICE_NAME
+#define LOOM_CPU_DEVICE_NAME "cpu"
+#endif
+#ifndef LOOM_CPU_ONLY_OPS
+#define LOOM_CPU_ONLY_OPS ""  // comma-separated; "" = every op
+#endif
+#ifndef LOOM_CPU_EXCLUDED_OPS
+#define LOOM_CPU_EXCLUDED_OPS ""
+#endif
+#ifdef LOOM_CPU_REMOTE_MEMORY
+constexpr bool kRemoteMemory = true;
+#else
+constexpr bool kRemoteMemory = false;
+#endif
+
 namespace loom::cpu {
 namespace {
+
+bool in_list(const char* list, const std::string& op) {
+  std::string text = std::string(",") + list + ",";
+  return text.find("," + op + ",") != std::string::npos;
+}
+
+// Empty when the variant's op filter lets the op through.
+std::string filtered_out(const std::string& op) {
+  if (LOOM_CPU_ONLY_OPS[0] != '\0' && !in_list(LOOM_CPU_ONLY_OPS, op))
+    return std::string("test device " LOOM_CPU_DEVICE_NAME " runs only ") + LOOM_CPU_ONLY_OPS;
+  if (in_list(LOOM_CPU_EXCLUDED_OPS, op))
+    return "test device " LOOM_CPU_DEVICE_NAME " leaves " + op + " to others";
+  return "";
+}
 
 void copy_text(char* dst, size_t capacity, const std::string& text) {
   std::snprintf(dst, capacity, "%s", text.c_str());
@@ -26,7 +58,7 @@ void fill_info(const std::string& name, const std::string& description, loom_dev
   copy_text(info.name, sizeof info.name, name);
   copy_text(info.description, sizeof info.description, description);
   info.available = true;
-  info.flags = LOOM_DEVICE_HOST_MEMORY;
+  info.flags = kRemoteMemory ? 0 : LOOM_DEVICE_HOST_MEMORY;
   std::memcpy(out, &info, size);
 }
 
@@ -62,7 +94,7 @@ void enumerate(void*, void (*fn)(void*, const loom_device_info_t*), void* fn_use
   try {
     loom_device_info_t info{};
     info.struct_size = sizeof info;
-    fill_info("cpu", describe_host_cpu(), &info);
+    fill_info(LOOM_CPU_DEVICE_NAME, describe_host_cpu(), &info);
     fn(fn_user, &info);
   } catch (...) {
     // enumerate must not fail; nothing sensible to report without the description.
@@ -81,6 +113,7 @@ loom_status_t* create(void*, const loom_device_create_args_t* args, loom_device_
     int threads = threads_from_options(args->options, args->threads);
     if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     auto device = std::make_unique<loom_device_t>();
+    device->name = LOOM_CPU_DEVICE_NAME;
     device->host = args->host;
     device->description = describe_host_cpu() + ", " + std::to_string(threads) + " threads";
     device->pool = std::make_unique<ThreadPool>(threads);
@@ -104,6 +137,7 @@ void supports_node(loom_device_t* device, const loom_graph_t* graph, const loom_
   try {
     reason = (device && graph && node) ? why_unsupported(device->host, *graph, *node)
                                        : "supports_node called without a device, graph or node";
+    if (reason.empty() && node && node->op_type) reason = filtered_out(node->op_type);
   } catch (const std::exception& e) {
     reason = e.what();
   } catch (...) {
@@ -135,6 +169,7 @@ void free_buffer(loom_device_t*, loom_buffer_t* buffer) {
 }
 
 void* buffer_host_ptr(loom_device_t*, loom_buffer_t* buffer) {
+  if (kRemoteMemory) return nullptr;
   return buffer ? buffer->data : nullptr;
 }
 
@@ -230,14 +265,18 @@ loom_status_t* run(loom_device_t* device, loom_executable_t* exe, const loom_run
       fail(LOOM_ERROR_INVALID_ARGUMENT, "cpu run: the subgraph has " +
                                             std::to_string(graph.num_outputs) + " outputs, " +
                                             std::to_string(args->num_outputs) + " requested");
-    std::vector<Tensor> results =
-        exe->impl->run(std::span<const loom_tensor_t>(args->inputs, args->num_inputs));
+    std::vector<loom_tensor_t> inputs(args->inputs, args->inputs + args->num_inputs);
+    if (kRemoteMemory)  // the core hands "device" tensors over by buffer only
+      for (loom_tensor_t& t : inputs)
+        if (!t.data && t.buffer) t.data = static_cast<char*>(t.buffer->data) + t.offset;
+    std::vector<Tensor> results = exe->impl->run(std::span<const loom_tensor_t>(inputs));
     size_t done = 0;
     try {
       for (; done < results.size(); ++done) {
         loom_tensor_t& out = args->outputs[done];
         out = sdk::empty_tensor();
         hand_over(results[done], out);
+        if (kRemoteMemory) out.data = nullptr;
       }
     } catch (...) {
       for (size_t i = 0; i < done; ++i) {
@@ -251,7 +290,7 @@ loom_status_t* run(loom_device_t* device, loom_executable_t* exe, const loom_run
 
 const loom_device_api_t kDeviceApi = {
     sizeof(loom_device_api_t),
-    "cpu",
+    LOOM_CPU_DEVICE_NAME,
     "portable reference CPU device: every supported ONNX op, plainly implemented",
     enumerate,
     create,
@@ -301,7 +340,7 @@ extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_a
   loom::sdk::set_host(host);
   if (info) {
     info->abi_version = LOOM_ABI_VERSION;
-    info->name = "cpu";
+    info->name = LOOM_CPU_DEVICE_NAME;
     info->version = "0.1.0";
     info->description =
         "reference cpu device: portable, dependency-free kernels for the ONNX operator set";

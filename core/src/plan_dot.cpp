@@ -1,0 +1,115 @@
+// The plan as a Graphviz digraph (infer-run --dot): one cluster per subgraph, filled with its
+// device's color; edges that cross devices are bold and carry the bytes they move.
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "session.hpp"
+
+namespace loom::core {
+namespace {
+
+// Pale fills, readable with black text, one per device in --device order.
+constexpr const char* kPalette[] = {"#a6cee3", "#b2df8a", "#fdbf6f", "#cab2d6",
+                                    "#fb9a99", "#ffff99", "#8dd3c7", "#d9d9d9"};
+
+std::string dot_escape(const std::string& s, size_t max_chars = 48) {
+  std::string out;
+  for (char c : s.substr(0, max_chars)) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  }
+  if (s.size() > max_chars) out += "...";
+  return out;
+}
+
+std::string human_bytes(double b) {
+  if (b >= 1 << 20) return fmt::format("{:.1f} MiB", b / (1 << 20));
+  if (b >= 1 << 10) return fmt::format("{:.1f} KiB", b / (1 << 10));
+  return fmt::format("{:.0f} B", b);
+}
+
+}  // namespace
+
+std::string Session::plan_dot() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Graph& g = *model_->graph;
+  std::vector<int> part_of(g.nodes.size(), -1);
+  for (size_t s = 0; s < subgraphs_.size(); ++s)
+    for (int k : subgraphs_[s].nodes) part_of[k] = static_cast<int>(s);
+  auto facts_bytes = [&](int id) {
+    static const std::vector<ValueFacts> none;
+    return value_bytes(g, id, current_ ? current_->facts : none);
+  };
+
+  std::string d =
+      "digraph loom_plan {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", "
+      "fillcolor=white, fontsize=10];\n";
+  d += "  label=\"" + dot_escape(model_->path, 200) + ": " + std::to_string(subgraphs_.size()) +
+       " subgraphs\";\n  labelloc=t;\n";
+  // Legend: one entry per device.
+  d += "  subgraph cluster_legend {\n    label=\"devices\";\n    style=dashed;\n";
+  for (size_t i = 0; i < devices_.size(); ++i)
+    d += fmt::format("    legend{} [label=\"{}\", fillcolor=\"{}\"];\n", i,
+                     dot_escape(device_labels_[i]), kPalette[i % std::size(kPalette)]);
+  d += "  }\n";
+  for (size_t s = 0; s < subgraphs_.size(); ++s) {
+    const Subgraph& sg = subgraphs_[s];
+    const char* color = kPalette[sg.device % std::size(kPalette)];
+    d += fmt::format(
+        "  subgraph cluster_{} {{\n    label=\"subgraph {}: {} ({} nodes, {})\";\n"
+        "    style=filled;\n    fillcolor=\"{}\";\n",
+        s, s, dot_escape(devices_[sg.device]->name()), sg.nodes.size(),
+        format_flops(subgraph_flops(s)), color);
+    for (int k : sg.nodes) {
+      const Node& n = g.nodes[k];
+      d += fmt::format("    n{} [label=\"{}\\n{}\"];\n", k, dot_escape(n.op_type),
+                       dot_escape(n.name));
+    }
+    d += "  }\n";
+  }
+  // Graph inputs and outputs live with the application.
+  std::set<int> inputs_drawn;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
+    std::set<int> seen;
+    auto edge_from = [&](int id) {
+      if (id < 0 || !seen.insert(id).second) return;
+      const Value& v = g.values[id];
+      if (v.constant && !v.graph_input) return;  // weights: part of every view, never moved
+      if (v.producer < 0) {
+        if (inputs_drawn.insert(id).second)
+          d += fmt::format("  v{} [label=\"{}\", shape=ellipse, style=solid];\n", id,
+                           dot_escape(v.name));
+        bool copy = !devices_[subgraphs_[part_of[k]].device]->host_memory();
+        d += fmt::format(
+            "  v{} -> n{}{};\n", id, k,
+            copy ? fmt::format(" [style=bold, label=\"{}\"]", human_bytes(facts_bytes(id))) : "");
+        return;
+      }
+      int from = v.producer;
+      bool cross = part_of[from] != part_of[k];
+      size_t da = subgraphs_[part_of[from]].device, db = subgraphs_[part_of[k]].device;
+      bool copy = da != db && !(devices_[da]->host_memory() && devices_[db]->host_memory());
+      std::string attrs;
+      if (copy)
+        attrs = fmt::format(" [style=bold, color=red, label=\"{}\"]", human_bytes(facts_bytes(id)));
+      else if (cross)
+        attrs = " [style=bold]";
+      d += fmt::format("  n{} -> n{}{};\n", from, k, attrs);
+    };
+    for (int id : n.inputs) edge_from(id);
+    for (int id : n.implicit_inputs) edge_from(id);
+  }
+  for (int id : g.outputs) {
+    const Value& v = g.values[id];
+    d += fmt::format("  out{} [label=\"{}\", shape=ellipse, style=solid];\n", id,
+                     dot_escape(v.name));
+    if (v.producer >= 0) d += fmt::format("  n{} -> out{};\n", v.producer, id);
+  }
+  d += "}\n";
+  return d;
+}
+
+}  // namespace loom::core
