@@ -1,11 +1,14 @@
 // The public C API (loom/loom.h): thin wrappers that turn C++ errors into status objects.
+#include "graph_simplify.hpp"
 #include "model_loader.hpp"
+#include "model_save.hpp"
 #include "runtime.hpp"
 #include "session.hpp"
 #include "status.hpp"
 
 #include <loom/loom.h>
 
+#include <algorithm>
 #include <cstring>
 
 #ifndef LOOM_VERSION_STRING
@@ -125,6 +128,36 @@ LOOM_API loom_status_t* loom_model_load(loom_runtime_t* runtime, const char* pat
 }
 
 LOOM_API void loom_model_free(loom_model_t* model) { delete model; }
+
+LOOM_API loom_status_t* loom_model_simplify(loom_runtime_t* runtime, loom_model_t* model,
+                                            loom_simplify_report_t* report) {
+  return guard_status([&] {
+    if (!runtime || !model) fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_model_simplify: NULL argument");
+    loom::core::SimplifyStats stats;
+    // A new Model: sessions made earlier hold the old one and keep running it unchanged.
+    model->model = loom::core::simplify_model(*model->model, stats);
+    if (report) {
+      size_t size = report->struct_size;
+      loom_simplify_report_t r{};
+      r.struct_size = sizeof r;
+      r.identities = stats.identities;
+      r.dropouts = stats.dropouts;
+      r.dead_nodes = stats.dead_nodes;
+      r.unused_constants = stats.unused_constants;
+      r.constant_nodes = stats.constant_nodes;
+      std::memcpy(report, &r, std::min(size, sizeof r));
+    }
+  });
+}
+
+LOOM_API loom_status_t* loom_model_save(loom_runtime_t* runtime, const loom_model_t* model,
+                                        const char* format, const char* path) {
+  return guard_status([&] {
+    if (!runtime || !model || !format || !path)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_model_save: NULL argument");
+    loom::core::save_model(runtime->impl, *model->model, format, path);
+  });
+}
 
 LOOM_API size_t loom_model_num_inputs(const loom_model_t* m) {
   return m ? feedable_inputs(*m->model->graph).size() : 0;

@@ -1,6 +1,7 @@
 #include "model_loader.hpp"
 
 #include "builder.hpp"
+#include "format_sniff.hpp"
 #include "status.hpp"
 #include "validate.hpp"
 
@@ -60,10 +61,18 @@ class MappedFile {
 std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
   auto mapping = std::make_shared<MappedFile>(path);
   const MappedFile& file = *mapping;
-  if (runtime.formats.empty())
+  if (runtime.formats.empty()) {
+    SniffedFormat sniffed = sniff_format(file.data(), std::min<size_t>(file.size(), 4096));
+    if (!sniffed.plugin.empty())
+      fail(LOOM_ERROR_NOT_FOUND, "'" + path + "' looks like " + sniffed.description + "; the " +
+                                     sniffed.plugin +
+                                     " format plugin is not installed (no format plugin is "
+                                     "loaded; pass --plugin or install loom-format-" +
+                                     sniffed.plugin + ")");
     fail(LOOM_ERROR_NOT_FOUND,
          "no format plugin is loaded, so '" + path +
              "' cannot be read: install a format plugin (e.g. loom-format-onnx) or pass --plugin");
+  }
   const FormatEntry* best = nullptr;
   int32_t best_score = 0;
   size_t head = std::min<size_t>(file.size(), 4096);
@@ -77,6 +86,20 @@ std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
   if (!best) {
     std::string names;
     for (const FormatEntry& f : runtime.formats) names += (names.empty() ? "" : ", ") + std::string(f.desc.name);
+    SniffedFormat sniffed = sniff_format(file.data(), head);
+    bool installed = false;
+    for (const FormatEntry& f : runtime.formats) installed |= sniffed.plugin == f.desc.name;
+    if (installed)
+      fail(LOOM_ERROR_INVALID_MODEL, "'" + path + "' looks like " + sniffed.description +
+                                         ", but the " + sniffed.plugin +
+                                         " format plugin does not recognize it (damaged file?)");
+    if (!sniffed.description.empty() && !sniffed.plugin.empty())
+      fail(LOOM_ERROR_UNSUPPORTED, "'" + path + "' looks like " + sniffed.description + "; the " +
+                                       sniffed.plugin + " format plugin is not installed " +
+                                       "(installed formats: " + names + ")");
+    if (!sniffed.description.empty())
+      fail(LOOM_ERROR_UNSUPPORTED, "'" + path + "' looks like " + sniffed.description +
+                                       ", which Loom does not read: " + sniffed.advice);
     fail(LOOM_ERROR_INVALID_MODEL, "'" + path + "' is not in a model format the installed plugins recognize (installed formats: " + names + ")");
   }
 

@@ -1,4 +1,4 @@
-// The frozen layout of plugin ABI 1.0. Generated once from sdk/include/loom/plugin.h and
+// The frozen layout of plugin ABI 1.0 and what 1.1 appended. Generated once from sdk/include/loom/plugin.h and
 // then kept by hand: a released layout must never change. When a minor version appends
 // members, ADD assertions for them; never edit the existing ones.
 #include <loom/plugin.h>
@@ -99,7 +99,9 @@ static_assert(offsetof(loom_format_t, extensions) == 24, "ABI 1.0 layout of loom
 static_assert(offsetof(loom_format_t, probe) == 32, "ABI 1.0 layout of loom_format_t::probe changed");
 static_assert(offsetof(loom_format_t, load) == 40, "ABI 1.0 layout of loom_format_t::load changed");
 static_assert(offsetof(loom_format_t, user) == 48, "ABI 1.0 layout of loom_format_t::user changed");
-static_assert(sizeof(loom_format_t) == 56, "ABI 1.0 layout of loom_format_t changed");
+// ABI 1.1 appended loom_format_t::save: the 1.0 prefix (56 bytes) is unchanged.
+static_assert(offsetof(loom_format_t, save) == 56, "ABI 1.1 layout of loom_format_t::save changed");
+static_assert(sizeof(loom_format_t) == 64, "ABI 1.1 layout of loom_format_t changed");
 static_assert(offsetof(loom_inferred_t, struct_size) == 0, "ABI 1.0 layout of loom_inferred_t::struct_size changed");
 static_assert(offsetof(loom_inferred_t, dtype) == 8, "ABI 1.0 layout of loom_inferred_t::dtype changed");
 static_assert(offsetof(loom_inferred_t, rank) == 12, "ABI 1.0 layout of loom_inferred_t::rank changed");
@@ -200,8 +202,22 @@ static_assert(offsetof(loom_host_api_t, find_kernel) == 88, "ABI 1.0 layout of l
 static_assert(offsetof(loom_host_api_t, infer_node) == 96, "ABI 1.0 layout of loom_host_api_t::infer_node changed");
 static_assert(sizeof(loom_host_api_t) == 104, "ABI 1.0 layout of loom_host_api_t changed");
 
-TEST(AbiLayout, VersionIsOnePointZero) {
-  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010000u);
+// ABI 1.1: loom_save_args_t (new in 1.1).
+static_assert(offsetof(loom_save_args_t, struct_size) == 0, "ABI 1.1 layout of loom_save_args_t::struct_size changed");
+static_assert(offsetof(loom_save_args_t, path) == 8, "ABI 1.1 layout of loom_save_args_t::path changed");
+static_assert(offsetof(loom_save_args_t, graph) == 16, "ABI 1.1 layout of loom_save_args_t::graph changed");
+static_assert(offsetof(loom_save_args_t, num_opsets) == 24, "ABI 1.1 layout of loom_save_args_t::num_opsets changed");
+static_assert(offsetof(loom_save_args_t, opset_domains) == 32, "ABI 1.1 layout of loom_save_args_t::opset_domains changed");
+static_assert(offsetof(loom_save_args_t, opset_versions) == 40, "ABI 1.1 layout of loom_save_args_t::opset_versions changed");
+static_assert(offsetof(loom_save_args_t, num_metadata) == 48, "ABI 1.1 layout of loom_save_args_t::num_metadata changed");
+static_assert(offsetof(loom_save_args_t, metadata_keys) == 56, "ABI 1.1 layout of loom_save_args_t::metadata_keys changed");
+static_assert(offsetof(loom_save_args_t, metadata_values) == 64, "ABI 1.1 layout of loom_save_args_t::metadata_values changed");
+static_assert(offsetof(loom_save_args_t, num_declared_inputs) == 72, "ABI 1.1 layout of loom_save_args_t::num_declared_inputs changed");
+static_assert(offsetof(loom_save_args_t, declared_inputs) == 80, "ABI 1.1 layout of loom_save_args_t::declared_inputs changed");
+static_assert(sizeof(loom_save_args_t) == 88, "ABI 1.1 layout of loom_save_args_t changed");
+
+TEST(AbiLayout, VersionIsOnePointOne) {
+  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010001u);
   EXPECT_EQ(LOOM_MAX_RANK, 16);
   EXPECT_EQ(LOOM_DTYPE_BFLOAT16, 16);
   EXPECT_EQ(LOOM_ATTR_STRINGS, 8);

@@ -110,6 +110,30 @@ LOOM_API size_t loom_model_num_metadata(const loom_model_t* model);
 LOOM_API void loom_model_metadata(const loom_model_t* model, size_t index, const char** key,
                                   const char** value);
 
+/* ---- saving and converting (0.2) ------------------------------------------------------ */
+
+/* What loom_model_simplify removed. */
+typedef struct loom_simplify_report_t {
+  size_t struct_size;
+  size_t identities;        /* Identity nodes bypassed */
+  size_t dropouts;          /* inference-mode Dropout nodes bypassed */
+  size_t dead_nodes;        /* nodes whose outputs nothing reads */
+  size_t unused_constants;  /* initializers nothing reads (graph inputs are kept) */
+  size_t constant_nodes;    /* Constant nodes turned into initializers */
+} loom_simplify_report_t;
+
+/* Applies the format-independent simplifications (docs/loom-format.md) to `model`. The model's
+ * inputs and outputs do not change; sessions created before keep the graph they were created
+ * with. `report` may be NULL. */
+LOOM_API loom_status_t* loom_model_simplify(loom_runtime_t* runtime, loom_model_t* model,
+                                            loom_simplify_report_t* report);
+
+/* Writes `model` to `path` with the format plugin named `format` (e.g. "loom"). Fails with
+ * LOOM_ERROR_NOT_FOUND when no such format is loaded and LOOM_ERROR_UNSUPPORTED when it
+ * cannot write. */
+LOOM_API loom_status_t* loom_model_save(loom_runtime_t* runtime, const loom_model_t* model,
+                                        const char* format, const char* path);
+
 /* ---- sessions ------------------------------------------------------------------------- */
 
 typedef struct loom_session_options_t {

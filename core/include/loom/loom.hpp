@@ -94,6 +94,17 @@ class Model {
     model_.reset(m);
   }
   loom_model_t* get() const { return model_.get(); }
+  // Format-independent simplifications (loom_model_simplify).
+  loom_simplify_report_t simplify(const Runtime& runtime) {
+    loom_simplify_report_t report{};
+    report.struct_size = sizeof report;
+    check(loom_model_simplify(runtime.get(), get(), &report));
+    return report;
+  }
+  // Writes the model with the named format plugin (loom_model_save), e.g. "loom".
+  void save(const Runtime& runtime, const std::string& format, const std::string& path) const {
+    check(loom_model_save(runtime.get(), get(), format.c_str(), path.c_str()));
+  }
   size_t num_inputs() const { return loom_model_num_inputs(get()); }
   size_t num_outputs() const { return loom_model_num_outputs(get()); }
   loom_io_info_t input(size_t i) const {

@@ -8,6 +8,7 @@
  *   1.0  first release: handshake, status objects, formats (probe + load through a graph
  *        builder), devices (capability query, buffers, compile, run), op schemas with shape
  *        inference and op kernels for a named device.
+ *   1.1  loom_format_t gains `save` (optional, appended): a format that can write models.
  *
  * Versioning rules
  *   - LOOM_ABI_VERSION = (major << 16) | minor. A plugin and a host of different majors never
@@ -48,7 +49,7 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------ */
 
 #define LOOM_ABI_VERSION_MAJOR 1
-#define LOOM_ABI_VERSION_MINOR 0
+#define LOOM_ABI_VERSION_MINOR 1
 #define LOOM_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
 #define LOOM_ABI_VERSION LOOM_MAKE_ABI_VERSION(LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR)
 #define LOOM_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -298,6 +299,24 @@ typedef struct loom_load_args_t {
   size_t size;
 } loom_load_args_t;
 
+/* Since 1.1: what a format's `save` writes. Everything is borrowed for the call. */
+typedef struct loom_save_args_t {
+  size_t struct_size;
+  const char* path;             /* the file to write (replaced if it exists) */
+  const loom_graph_t* graph;    /* the whole model: constants carry their data, nested graphs
+                                   are attributes; graph->inputs lists the non-constant inputs */
+  size_t num_opsets;            /* imported opsets: domain ("" = ai.onnx) and version */
+  const char* const* opset_domains;
+  const int64_t* opset_versions;
+  size_t num_metadata;          /* model metadata as key/value pairs */
+  const char* const* metadata_keys;
+  const char* const* metadata_values;
+  size_t num_declared_inputs;   /* every declared input of graph, in order, as value indices:
+                                   graph->inputs plus constants that are also inputs
+                                   (overridable initializers) */
+  const int32_t* declared_inputs;
+} loom_save_args_t;
+
 typedef struct loom_format_t {
   size_t struct_size;
   const char* name;        /* unique among formats, e.g. "onnx" */
@@ -310,6 +329,9 @@ typedef struct loom_format_t {
   loom_status_t* (*load)(void* user, const loom_load_args_t* args, const loom_builder_api_t* api,
                          loom_graph_builder_t* builder);
   void* user;
+  /* Since 1.1, optional (NULL: this format cannot write). Writes the model in `args` to
+   * args->path, replacing it. The core reads this member only when struct_size covers it. */
+  loom_status_t* (*save)(void* user, const loom_save_args_t* args);
 } loom_format_t;
 
 /* ------------------------------------------------------------------------------------------ */

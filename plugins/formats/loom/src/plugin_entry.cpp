@@ -1,0 +1,73 @@
+// The exported entry of loom_loom.so: ABI handshake and registration of the "loom" format.
+#include <loom/plugin.hpp>
+#include <string>
+
+#include "model_reader.hpp"
+#include "model_writer.hpp"
+
+#ifndef LOOM_FORMAT_LOOM_VERSION
+#error "LOOM_FORMAT_LOOM_VERSION must be defined by the build (the project version)"
+#endif
+
+namespace {
+
+std::string version_string(uint32_t v) {
+  return std::to_string(LOOM_ABI_MAJOR(v)) + "." + std::to_string(LOOM_ABI_MINOR(v));
+}
+
+int32_t probe(void*, const uint8_t* head, size_t head_size, const char*) {
+  return loom::loomfmt::probe(head, head_size);
+}
+
+loom_status_t* load(void*, const loom_load_args_t* args, const loom_builder_api_t* api,
+                    loom_graph_builder_t* builder) {
+  return loom::sdk::guard([&] {
+    if (!args || !api || !builder)
+      loom::sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "loom format: NULL load argument");
+    loom::loomfmt::load_model(*args, *api, builder);
+  });
+}
+
+loom_status_t* save(void*, const loom_save_args_t* args) {
+  return loom::sdk::guard([&] {
+    if (!args || !LOOM_HAS_MEMBER(args, loom_save_args_t, declared_inputs))
+      loom::sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "loom format: bad save arguments");
+    loom::loomfmt::save_model(*args);
+  });
+}
+
+const loom_format_t kFormat = {
+    sizeof(loom_format_t),
+    "loom",
+    "Loom native model: versioned binary, 64-byte aligned weights loaded by mmap",
+    ".loom",
+    probe,
+    load,
+    nullptr,
+    save,
+};
+
+}  // namespace
+
+extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_api_t* host,
+                                                               loom_registrar_t* registrar,
+                                                               loom_plugin_info_t* info) {
+  if (!host || !host->status_new) return nullptr;
+  loom::sdk::set_host(host);
+  return loom::sdk::guard([&] {
+    if (!info) loom::sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "loom format plugin: info is NULL");
+    info->abi_version = LOOM_ABI_VERSION;
+    info->name = "loom";
+    info->version = LOOM_FORMAT_LOOM_VERSION;
+    info->description = "Loom native model format (.loom): reads and writes";
+    if (LOOM_ABI_MAJOR(host->abi_version) != LOOM_ABI_VERSION_MAJOR)
+      loom::sdk::fail(LOOM_ERROR_INCOMPATIBLE,
+                      "loom format plugin speaks ABI " + version_string(LOOM_ABI_VERSION) +
+                          " but the host speaks ABI " + version_string(host->abi_version) +
+                          "; rebuild the plugin for this host");
+    if (!LOOM_HAS_MEMBER(host, loom_host_api_t, register_format) || !host->register_format)
+      loom::sdk::fail(LOOM_ERROR_INCOMPATIBLE,
+                      "loom format plugin: the host cannot register formats");
+    loom::sdk::check(host->register_format(registrar, &kFormat));
+  });
+}
