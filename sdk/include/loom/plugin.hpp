@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace loom::sdk {
 
@@ -26,7 +27,9 @@ inline const loom_host_api_t*& host_api() {
   static const loom_host_api_t* api = nullptr;
   return api;
 }
-inline void set_host(const loom_host_api_t* api) { host_api() = api; }
+inline void set_host(const loom_host_api_t* api) {
+  host_api() = api;
+}
 
 // An error with a status code; thrown inside plugins, converted at the ABI boundary.
 class Error : public std::runtime_error {
@@ -83,37 +86,69 @@ inline void log(loom_log_level_t level, const char* source, const std::string& m
 
 inline size_t dtype_size(loom_dtype_t t) {
   switch (t) {
-    case LOOM_DTYPE_FLOAT32: case LOOM_DTYPE_INT32: case LOOM_DTYPE_UINT32: return 4;
-    case LOOM_DTYPE_UINT8: case LOOM_DTYPE_INT8: case LOOM_DTYPE_BOOL: return 1;
-    case LOOM_DTYPE_UINT16: case LOOM_DTYPE_INT16: case LOOM_DTYPE_FLOAT16:
-    case LOOM_DTYPE_BFLOAT16: return 2;
-    case LOOM_DTYPE_INT64: case LOOM_DTYPE_UINT64: case LOOM_DTYPE_FLOAT64:
-    case LOOM_DTYPE_COMPLEX64: return 8;
-    case LOOM_DTYPE_COMPLEX128: return 16;
-    case LOOM_DTYPE_STRING: return sizeof(loom_string_t);
-    default: return 0;
+    case LOOM_DTYPE_FLOAT32:
+    case LOOM_DTYPE_INT32:
+    case LOOM_DTYPE_UINT32:
+      return 4;
+    case LOOM_DTYPE_UINT8:
+    case LOOM_DTYPE_INT8:
+    case LOOM_DTYPE_BOOL:
+      return 1;
+    case LOOM_DTYPE_UINT16:
+    case LOOM_DTYPE_INT16:
+    case LOOM_DTYPE_FLOAT16:
+    case LOOM_DTYPE_BFLOAT16:
+      return 2;
+    case LOOM_DTYPE_INT64:
+    case LOOM_DTYPE_UINT64:
+    case LOOM_DTYPE_FLOAT64:
+    case LOOM_DTYPE_COMPLEX64:
+      return 8;
+    case LOOM_DTYPE_COMPLEX128:
+      return 16;
+    case LOOM_DTYPE_STRING:
+      return sizeof(loom_string_t);
+    default:
+      return 0;
   }
 }
 
 inline const char* dtype_name(loom_dtype_t t) {
   switch (t) {
-    case LOOM_DTYPE_FLOAT32: return "float32";
-    case LOOM_DTYPE_UINT8: return "uint8";
-    case LOOM_DTYPE_INT8: return "int8";
-    case LOOM_DTYPE_UINT16: return "uint16";
-    case LOOM_DTYPE_INT16: return "int16";
-    case LOOM_DTYPE_INT32: return "int32";
-    case LOOM_DTYPE_INT64: return "int64";
-    case LOOM_DTYPE_STRING: return "string";
-    case LOOM_DTYPE_BOOL: return "bool";
-    case LOOM_DTYPE_FLOAT16: return "float16";
-    case LOOM_DTYPE_FLOAT64: return "float64";
-    case LOOM_DTYPE_UINT32: return "uint32";
-    case LOOM_DTYPE_UINT64: return "uint64";
-    case LOOM_DTYPE_COMPLEX64: return "complex64";
-    case LOOM_DTYPE_COMPLEX128: return "complex128";
-    case LOOM_DTYPE_BFLOAT16: return "bfloat16";
-    default: return "undefined";
+    case LOOM_DTYPE_FLOAT32:
+      return "float32";
+    case LOOM_DTYPE_UINT8:
+      return "uint8";
+    case LOOM_DTYPE_INT8:
+      return "int8";
+    case LOOM_DTYPE_UINT16:
+      return "uint16";
+    case LOOM_DTYPE_INT16:
+      return "int16";
+    case LOOM_DTYPE_INT32:
+      return "int32";
+    case LOOM_DTYPE_INT64:
+      return "int64";
+    case LOOM_DTYPE_STRING:
+      return "string";
+    case LOOM_DTYPE_BOOL:
+      return "bool";
+    case LOOM_DTYPE_FLOAT16:
+      return "float16";
+    case LOOM_DTYPE_FLOAT64:
+      return "float64";
+    case LOOM_DTYPE_UINT32:
+      return "uint32";
+    case LOOM_DTYPE_UINT64:
+      return "uint64";
+    case LOOM_DTYPE_COMPLEX64:
+      return "complex64";
+    case LOOM_DTYPE_COMPLEX128:
+      return "complex128";
+    case LOOM_DTYPE_BFLOAT16:
+      return "bfloat16";
+    default:
+      return "undefined";
   }
 }
 
@@ -198,7 +233,9 @@ inline int64_t element_count(int32_t rank, const int64_t* dims) {
   for (int32_t i = 0; i < rank; ++i) n *= dims[i];
   return n;
 }
-inline int64_t element_count(const loom_tensor_t& t) { return element_count(t.rank, t.dims); }
+inline int64_t element_count(const loom_tensor_t& t) {
+  return element_count(t.rank, t.dims);
+}
 inline std::span<const int64_t> shape_of(const loom_tensor_t& t) {
   return {t.dims, static_cast<size_t>(t.rank)};
 }
@@ -213,6 +250,51 @@ inline loom_tensor_t empty_tensor() {
   std::memset(&t, 0, sizeof t);
   t.struct_size = sizeof t;
   return t;
+}
+
+// One "key=value" item of the device options (loom_device_create_args_t.options).
+struct DeviceOption {
+  std::string key;  // without the device prefix
+  std::string value;
+};
+
+// The options string reaches every device of a session, so it follows one convention:
+//   key=value          common to all devices: every device understands `threads` (a count) and
+//                      `precision` (f32, bf16, f16; a device computes in f32 what it cannot do
+//                      in the asked precision)
+//   DEVICE.key=value   for the device family DEVICE only (e.g. onednn.winograd=off)
+// Returns the items meant for `device`: the unprefixed ones and its own prefixed ones (prefix
+// removed); other devices' items are left out. A device then rejects a key it does not know,
+// naming the keys it does (see unknown_option_message). Throws Error for an item without '='.
+inline std::vector<DeviceOption> device_options(const char* options, std::string_view device) {
+  std::vector<DeviceOption> result;
+  std::string_view text = options ? options : "";
+  while (!text.empty()) {
+    size_t end = text.find(';');
+    std::string_view item = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0)
+      throw Error(LOOM_ERROR_INVALID_ARGUMENT, std::string(device) + " device: option '" +
+                                                   std::string(item) + "' is not KEY=VALUE");
+    std::string_view key = item.substr(0, eq);
+    size_t dot = key.find('.');
+    if (dot != std::string_view::npos) {
+      if (key.substr(0, dot) != device) continue;  // another device's option
+      key = key.substr(dot + 1);
+    }
+    result.push_back({std::string(key), std::string(item.substr(eq + 1))});
+  }
+  return result;
+}
+
+// The error text for an option key `device` does not know; `known` lists its keys.
+inline std::string unknown_option_message(std::string_view device, const std::string& key,
+                                          std::string_view known) {
+  return std::string(device) + " device: unknown option '" + key +
+         "' (known: " + std::string(known) +
+         "; an option for one device only is written DEVICE.KEY=VALUE)";
 }
 
 }  // namespace loom::sdk

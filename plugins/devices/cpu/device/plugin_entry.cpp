@@ -62,27 +62,26 @@ void fill_info(const std::string& name, const std::string& description, loom_dev
   std::memcpy(out, &info, size);
 }
 
-// Parses "threads=N" out of the user's "key=value;..." options.
+// Reads the cpu device's options (see sdk::device_options for the convention): threads=N, and
+// precision, which the reference device accepts and ignores: it always computes in the model's
+// own types.
 int threads_from_options(const char* options, int threads) {
-  std::string text = options ? options : "";
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(';', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string item = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (item.empty()) continue;
-    size_t eq = item.find('=');
-    std::string key = item.substr(0, eq);
-    std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    if (key != "threads")
+  for (const sdk::DeviceOption& o : sdk::device_options(options, LOOM_CPU_DEVICE_NAME)) {
+    if (o.key == "precision") {
+      if (o.value != "f32" && o.value != "bf16" && o.value != "f16")
+        fail(LOOM_ERROR_INVALID_ARGUMENT,
+             LOOM_CPU_DEVICE_NAME " device: precision='" + o.value + "' (use f32, bf16 or f16)");
+      continue;
+    }
+    if (o.key != "threads")
       fail(LOOM_ERROR_INVALID_ARGUMENT,
-           "cpu device: unknown option '" + key + "' (known: threads=N)");
+           sdk::unknown_option_message(LOOM_CPU_DEVICE_NAME, o.key,
+                                       "threads=N, precision=f32|bf16|f16"));
     char* stop = nullptr;
-    long n = std::strtol(value.c_str(), &stop, 10);
-    if (value.empty() || *stop != '\0' || n < 0 || n > 4096)
-      fail(LOOM_ERROR_INVALID_ARGUMENT,
-           "cpu device: option threads='" + value + "' is not a thread count 0..4096");
+    long n = std::strtol(o.value.c_str(), &stop, 10);
+    if (o.value.empty() || *stop != '\0' || n < 0 || n > 4096)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, LOOM_CPU_DEVICE_NAME " device: option threads='" + o.value +
+                                            "' is not a thread count 0..4096");
     threads = static_cast<int>(n);
   }
   return threads;
