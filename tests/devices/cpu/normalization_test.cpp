@@ -25,7 +25,7 @@ void expect_near_all(const std::vector<float>& got, const std::vector<double>& w
   for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << "index " << i;
 }
 
-TEST(BatchNormalizationOp, MatchesFormulaAndRefusesTraining) {
+TEST(BatchNormalizationOp, MatchesFormulaWithRunningStatistics) {
   const size_t n = 2, c = 3, hw = 5;
   auto x = wave(n * c * hw);
   const std::vector<float> scale = {1, 1.5f, -2}, bias = {0, 1, -1}, mean = {0.5f, -1, 2},
@@ -41,21 +41,51 @@ TEST(BatchNormalizationOp, MatchesFormulaAndRefusesTraining) {
   }
   expect_near_all(values_of<float>(h.run(1)[0]), want, 1e-5);
 
-  KernelHarness t("BatchNormalization", 15);
-  t.input(make_filled<float>({2, 3, 5}, x));
-  for (const auto* v : {&scale, &bias, &mean, &var}) t.input(make_filled<float>({3}, *v));
-  t.attr_int("training_mode", 1);
-  try {
-    t.run(1);
-    FAIL() << "training_mode = 1 must be refused";
-  } catch (const sdk::Error& e) {
-    EXPECT_EQ(e.code(), LOOM_ERROR_UNSUPPORTED);
-  }
   KernelHarness bad("BatchNormalization", 15);
   bad.input(make_filled<float>({2, 3, 5}, x));
   bad.input(make_filled<float>({2}, {1, 1}));
   for (const auto* v : {&bias, &mean, &var}) bad.input(make_filled<float>({3}, *v));
   EXPECT_THROW(bad.run(1), sdk::Error);
+}
+
+TEST(BatchNormalizationOp, TrainingModeUsesBatchStatisticsAndUpdatesRunningOnes) {
+  const size_t n = 2, c = 3, hw = 4;
+  auto x = wave(n * c * hw, 0.37f);
+  const std::vector<float> scale = {1, 0.5f, -2}, bias = {0, 1, -1}, mean = {0.5f, -1, 2},
+                           var = {1, 0.25f, 4};
+  KernelHarness h("BatchNormalization", 15);
+  h.input(make_filled<float>({2, 3, 2, 2}, x));
+  for (const auto* v : {&scale, &bias, &mean, &var}) h.input(make_filled<float>({3}, *v));
+  h.attr_int("training_mode", 1);
+  h.attr_float("momentum", 0.8f);
+  auto out = h.run(3);
+  std::vector<double> batch_mean(c, 0), batch_var(c, 0), want_y(x.size()), want_mean(c),
+      want_var(c);
+  for (size_t i = 0; i < x.size(); ++i) batch_mean[(i / hw) % c] += x[i] / double(n * hw);
+  for (size_t i = 0; i < x.size(); ++i)
+    batch_var[(i / hw) % c] += std::pow(x[i] - batch_mean[(i / hw) % c], 2) / double(n * hw);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const size_t ch = (i / hw) % c;
+    want_y[i] = (x[i] - batch_mean[ch]) / std::sqrt(batch_var[ch] + 1e-5) * scale[ch] + bias[ch];
+  }
+  for (size_t ch = 0; ch < c; ++ch) {
+    want_mean[ch] = mean[ch] * 0.8 + batch_mean[ch] * 0.2;
+    want_var[ch] = var[ch] * 0.8 + batch_var[ch] * 0.2;
+  }
+  expect_near_all(values_of<float>(out[0]), want_y, 1e-5);
+  expect_near_all(values_of<float>(out[1]), want_mean, 1e-6);
+  expect_near_all(values_of<float>(out[2]), want_var, 1e-6);
+
+  // The running outputs without training_mode contradict the spec.
+  KernelHarness eval("BatchNormalization", 15);
+  eval.input(make_filled<float>({2, 3, 2, 2}, x));
+  for (const auto* v : {&scale, &bias, &mean, &var}) eval.input(make_filled<float>({3}, *v));
+  try {
+    eval.run(3);
+    FAIL() << "running outputs without training_mode must be refused";
+  } catch (const sdk::Error& e) {
+    EXPECT_EQ(e.code(), LOOM_ERROR_INVALID_MODEL) << e.what();
+  }
 }
 
 TEST(InstanceNormalizationOp, NormalisesEachPlane) {

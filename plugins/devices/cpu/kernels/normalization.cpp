@@ -1,7 +1,8 @@
 // Per-channel normalisations of [N, C, spatial...]:
-//   BatchNormalization (opsets 6, 7, 9, 14, 15), inference only: Y = (X - mean) / sqrt(var + eps)
-//     * scale + B with the running statistics, folded into one multiply-add per element.
-//     training_mode = 1 (or the training outputs of older opsets) is refused as UNSUPPORTED.
+//   BatchNormalization (opsets 6, 7, 9, 14, 15): Y = (X - mean) / sqrt(var + eps) * scale + B,
+//     folded into one multiply-add per element. Inference uses the running statistics;
+//     training_mode = 1 (opset 14+) uses the batch's own mean and population variance and
+//     returns the updated running statistics. The training outputs of opsets < 14 are refused.
 //   InstanceNormalization (opset 6): statistics of each (n, c) plane.
 #include <cmath>
 
@@ -44,22 +45,69 @@ void apply_affine(KernelContext& ctx, const loom_tensor_t& x, loom_tensor_t& y,
   });
 }
 
+// Per-channel mean and population variance of X over the batch and spatial axes (the
+// statistics training_mode = 1 normalises with), in double, two passes for accuracy.
+void batch_statistics(KernelContext& ctx, const loom_tensor_t& x, std::vector<double>& mean,
+                      std::vector<double>& var) {
+  const size_t batch = static_cast<size_t>(x.dims[0]), channels = static_cast<size_t>(x.dims[1]);
+  const size_t plane = plane_size(x), count = batch * plane;
+  mean.assign(channels, 0.0);
+  var.assign(channels, 0.0);
+  if (count == 0) return;
+  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+    nn::ComputeInput<T> xv(x);
+    nn::parallel_range(ctx, channels, 1, [&](size_t c0, size_t c1) {
+      for (size_t c = c0; c < c1; ++c) {
+        double sum = 0, squares = 0;
+        for (size_t n = 0; n < batch; ++n) {
+          const auto* src = xv.data() + (n * channels + c) * plane;
+          for (size_t i = 0; i < plane; ++i) sum += static_cast<double>(src[i]);
+        }
+        const double m = sum / static_cast<double>(count);
+        for (size_t n = 0; n < batch; ++n) {
+          const auto* src = xv.data() + (n * channels + c) * plane;
+          for (size_t i = 0; i < plane; ++i) {
+            const double d = static_cast<double>(src[i]) - m;
+            squares += d * d;
+          }
+        }
+        mean[c] = m;
+        var[c] = squares / static_cast<double>(count);
+      }
+    });
+  });
+}
+
+// Output `index` = running * momentum + batch * (1 - momentum), in the type and shape of
+// the running statistic it updates.
+void write_running_statistic(KernelContext& ctx, size_t index, const loom_tensor_t& running,
+                             const std::vector<double>& old_values,
+                             const std::vector<double>& batch_values, double momentum) {
+  if (!ctx.output_requested(index)) return;
+  loom_tensor_t& out = ctx.allocate_output(index, running.dtype, sdk::shape_of(running));
+  dispatch<kFloats>(out.dtype, ctx.where(), [&]<typename T>() {
+    T* p = sdk::data_of<T>(out);
+    for (size_t c = 0; c < old_values.size(); ++c)
+      p[c] = convert<T>(old_values[c] * momentum + batch_values[c] * (1.0 - momentum));
+  });
+}
+
 void batch_norm_kernel(KernelContext& ctx) {
   const loom_tensor_t& x = ctx.required_input(0);
   if (x.rank < 2)
     fail(LOOM_ERROR_INVALID_ARGUMENT,
          ctx.where() + ": X must be [N, C, ...], got " + nn::shape_string(x));
-  if (ctx.attrs().get_int("training_mode", 0) != 0)
+  const bool training = ctx.opset() >= 14 && ctx.attrs().get_int("training_mode", 0) != 0;
+  for (size_t i = 1; i < ctx.num_outputs(); ++i) {
+    if (!ctx.output_requested(i) || (training && i <= 2)) continue;
+    if (ctx.opset() >= 14)
+      fail(LOOM_ERROR_INVALID_MODEL,
+           ctx.where() + ": running_mean and running_var are outputs only with training_mode = 1");
     fail(LOOM_ERROR_UNSUPPORTED, ctx.where() +
-                                     ": training_mode = 1 is not supported by the cpu "
-                                     "device (inference only); export the model in "
-                                     "eval mode");
-  for (size_t i = 1; i < ctx.num_outputs(); ++i)
-    if (ctx.output_requested(i))
-      fail(LOOM_ERROR_UNSUPPORTED, ctx.where() +
-                                       ": the training outputs (running/saved mean "
-                                       "and variance) are not supported by the cpu "
-                                       "device (inference only)");
+                                     ": the training outputs of opsets before 14 (mean, var, "
+                                     "saved_mean, saved_var) are not supported by the cpu "
+                                     "device; re-export with opset 14 or later");
+  }
   const double eps = ctx.attrs().get_float("epsilon", 1e-5f);
   const size_t channels = static_cast<size_t>(x.dims[1]), plane = plane_size(x);
   // Opset 7 with spatial = 0 normalises each (channel, position) separately.
@@ -75,10 +123,17 @@ void batch_norm_kernel(KernelContext& ctx) {
            ctx.where() + ": " + names[i] + " has shape " + nn::shape_string(t) + ", expected " +
                std::to_string(expected) + " elements for X " + nn::shape_string(x));
   }
+  std::vector<double> mean = params[2], var = params[3];
+  if (training) {
+    batch_statistics(ctx, x, mean, var);
+    const double momentum = ctx.attrs().get_float("momentum", 0.9f);
+    write_running_statistic(ctx, 1, ctx.required_input(3), params[2], mean, momentum);
+    write_running_statistic(ctx, 2, ctx.required_input(4), params[3], var, momentum);
+  }
   std::vector<double> a(expected), b(expected);
   for (size_t i = 0; i < expected; ++i) {
-    a[i] = params[0][i] / std::sqrt(params[3][i] + eps);
-    b[i] = params[1][i] - params[2][i] * a[i];
+    a[i] = params[0][i] / std::sqrt(var[i] + eps);
+    b[i] = params[1][i] - mean[i] * a[i];
   }
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
   apply_affine(ctx, x, y, a, b, per_element);

@@ -5,27 +5,40 @@
 //   h.attr_int("transB", 1);
 //   h.input(make_filled<float>({2, 3}, {...}));
 //   auto outputs = h.run(1);   // runs the registered kernel for Gemm at opset 13
+//
+// Control-flow kernels get their bodies through attr_graph: a BodyGraph declares the nested
+// graph's inputs and outputs, and a C++ function stands in for running it.
 #pragma once
+
+#include <deque>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "../kernel.hpp"
 #include "../types.hpp"
-
-#include <deque>
-#include <string>
-#include <vector>
 
 namespace loom::cpu::testing {
 
 template <typename T>
 Tensor make_filled(std::vector<int64_t> dims, const std::vector<T>& values) {
   loom_dtype_t dtype = LOOM_DTYPE_UNDEFINED;
-  if constexpr (std::is_same_v<T, float>) dtype = LOOM_DTYPE_FLOAT32;
-  else if constexpr (std::is_same_v<T, double>) dtype = LOOM_DTYPE_FLOAT64;
-  else if constexpr (std::is_same_v<T, int64_t>) dtype = LOOM_DTYPE_INT64;
-  else if constexpr (std::is_same_v<T, int32_t>) dtype = LOOM_DTYPE_INT32;
-  else if constexpr (std::is_same_v<T, uint8_t>) dtype = LOOM_DTYPE_UINT8;
-  else if constexpr (std::is_same_v<T, int8_t>) dtype = LOOM_DTYPE_INT8;
-  else if constexpr (std::is_same_v<T, bool>) dtype = LOOM_DTYPE_BOOL;
+  if constexpr (std::is_same_v<T, float>)
+    dtype = LOOM_DTYPE_FLOAT32;
+  else if constexpr (std::is_same_v<T, double>)
+    dtype = LOOM_DTYPE_FLOAT64;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    dtype = LOOM_DTYPE_INT64;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    dtype = LOOM_DTYPE_INT32;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    dtype = LOOM_DTYPE_UINT8;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    dtype = LOOM_DTYPE_INT8;
+  else if constexpr (std::is_same_v<T, bool>)
+    dtype = LOOM_DTYPE_BOOL;
   Tensor t = make_tensor(dtype, dims);
   if (values.size() != static_cast<size_t>(sdk::element_count(t.view)))
     throw std::runtime_error("make_filled: value count does not match the shape");
@@ -33,6 +46,65 @@ Tensor make_filled(std::vector<int64_t> dims, const std::vector<T>& values) {
   for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
   return t;
 }
+
+// A string tensor that owns its bytes.
+inline Tensor make_strings(std::vector<int64_t> dims, const std::vector<std::string>& values) {
+  Tensor t = make_tensor(LOOM_DTYPE_STRING, dims);
+  if (values.size() != t.strings->size())
+    throw std::runtime_error("make_strings: value count does not match the shape");
+  auto* views = static_cast<loom_string_t*>(t.view.data);
+  for (size_t i = 0; i < values.size(); ++i) {
+    (*t.strings)[i] = values[i];
+    views[i] = {(*t.strings)[i].data(), (*t.strings)[i].size()};
+  }
+  return t;
+}
+
+inline std::vector<std::string> strings_of(const Tensor& t) {
+  if (t.view.dtype != LOOM_DTYPE_STRING)
+    throw std::runtime_error("strings_of: not a string tensor");
+  const auto* views = static_cast<const loom_string_t*>(t.view.data);
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < sdk::element_count(t.view); ++i)
+    out.emplace_back(views[i].size ? std::string(views[i].data, views[i].size) : std::string());
+  return out;
+}
+
+// The declaration of a nested graph (If/Loop/Scan body) with `inputs` and `outputs` values,
+// all float32 of unknown shape (kernels read them only when no iteration runs).
+class BodyGraph {
+ public:
+  BodyGraph(size_t inputs, size_t outputs) : values_(inputs + outputs) {
+    for (size_t i = 0; i < values_.size(); ++i) {
+      values_[i].struct_size = sizeof(loom_value_info_t);
+      values_[i].name = "v";
+      values_[i].dtype = LOOM_DTYPE_FLOAT32;
+      value_ptrs_.push_back(&values_[i]);
+    }
+    for (size_t i = 0; i < inputs; ++i) input_ids_.push_back(static_cast<int32_t>(i));
+    for (size_t i = 0; i < outputs; ++i) output_ids_.push_back(static_cast<int32_t>(inputs + i));
+    graph_.struct_size = sizeof graph_;
+    graph_.name = "body";
+    graph_.num_values = values_.size();
+    graph_.values = value_ptrs_.data();
+    graph_.num_inputs = inputs;
+    graph_.inputs = input_ids_.data();
+    graph_.num_outputs = outputs;
+    graph_.outputs = output_ids_.data();
+  }
+  BodyGraph(const BodyGraph&) = delete;
+  BodyGraph& operator=(const BodyGraph&) = delete;
+  const loom_graph_t& graph() const { return graph_; }
+
+ private:
+  std::vector<loom_value_info_t> values_;
+  std::vector<const loom_value_info_t*> value_ptrs_;
+  std::vector<int32_t> input_ids_, output_ids_;
+  loom_graph_t graph_{};
+};
+
+// Stands in for running a nested graph: gets its inputs, returns its outputs.
+using BodyFn = std::function<std::vector<Tensor>(std::span<const Tensor* const> inputs)>;
 
 inline std::vector<int64_t> shape(const Tensor& t) {
   return {t.view.dims, t.view.dims + t.view.rank};
@@ -47,15 +119,23 @@ std::vector<T> values_of(const Tensor& t) {
 class KernelHarness : public KernelContext {
  public:
   KernelHarness(std::string op_type, int64_t opset, std::string domain = "")
-      : KernelContext(attrs_), attrs_(node_), op_type_(std::move(op_type)),
+      : KernelContext(attrs_),
+        attrs_(node_),
+        op_type_(std::move(op_type)),
         domain_(std::move(domain)) {
     node_.struct_size = sizeof node_;
     node_.opset = opset;
     graph_.struct_size = sizeof graph_;
   }
 
-  void input(Tensor t) { inputs_.push_back(std::move(t)); present_.push_back(true); }
-  void omitted_input() { inputs_.emplace_back(); present_.push_back(false); }
+  void input(Tensor t) {
+    inputs_.push_back(std::move(t));
+    present_.push_back(true);
+  }
+  void omitted_input() {
+    inputs_.emplace_back();
+    present_.push_back(false);
+  }
 
   void attr_int(const char* name, int64_t v) { add_attr(name, LOOM_ATTR_INT).i = v; }
   void attr_float(const char* name, float v) { add_attr(name, LOOM_ATTR_FLOAT).f = v; }
@@ -77,6 +157,24 @@ class KernelHarness : public KernelContext {
     a.floats = float_lists_.back().data();
     a.count = float_lists_.back().size();
   }
+  void attr_strings(const char* name, const std::vector<std::string>& v) {
+    std::vector<loom_string_t> views;
+    for (const std::string& s : v) {
+      strings_.push_back(s);
+      views.push_back({strings_.back().data(), strings_.back().size()});
+    }
+    string_lists_.push_back(std::move(views));
+    loom_attribute_t& a = add_attr(name, LOOM_ATTR_STRINGS);
+    a.strings = string_lists_.back().data();
+    a.count = string_lists_.back().size();
+  }
+  // A graph attribute; run_subgraph on `body.graph()` calls `fn`. `body` must outlive run().
+  void attr_graph(const char* name, const BodyGraph& body, BodyFn fn) {
+    add_attr(name, LOOM_ATTR_GRAPH).graph = &body.graph();
+    bodies_.emplace_back(&body.graph(), std::move(fn));
+  }
+  // How many times run_subgraph ran a body.
+  int body_runs() const { return body_runs_; }
 
   // Runs the kernel registered for this op and returns `num_outputs` outputs.
   std::vector<Tensor> run(size_t num_outputs) {
@@ -117,15 +215,26 @@ class KernelHarness : public KernelContext {
     return outputs_[i].view;
   }
   void set_output(size_t i, Tensor t) override { outputs_.at(i) = std::move(t); }
-  void parallel_for(size_t n, size_t, const std::function<void(size_t, size_t)>& fn) const override {
+  void parallel_for(size_t n, size_t,
+                    const std::function<void(size_t, size_t)>& fn) const override {
     // Two uneven chunks, so kernels that mishandle chunk borders fail their tests.
     size_t mid = n / 3;
     if (mid > 0) fn(0, mid);
     if (n > mid) fn(mid, n);
   }
   int threads() const override { return 2; }
-  std::vector<Tensor> run_subgraph(const loom_graph_t&, std::span<const Tensor* const>) override {
-    throw std::runtime_error("the kernel harness cannot run nested graphs");
+  std::vector<Tensor> run_subgraph(const loom_graph_t& graph,
+                                   std::span<const Tensor* const> inputs) override {
+    for (auto& [body_graph, fn] : bodies_) {
+      if (body_graph != &graph) continue;
+      if (inputs.size() != graph.num_inputs)
+        throw std::runtime_error("run_subgraph: the kernel passed " +
+                                 std::to_string(inputs.size()) + " inputs to a body of " +
+                                 std::to_string(graph.num_inputs));
+      ++body_runs_;
+      return fn(inputs);
+    }
+    throw std::runtime_error("run_subgraph: not a graph given with attr_graph");
   }
 
  private:
@@ -152,6 +261,9 @@ class KernelHarness : public KernelContext {
   std::deque<std::string> names_, strings_;
   std::deque<std::vector<int64_t>> int_lists_;
   std::deque<std::vector<float>> float_lists_;
+  std::deque<std::vector<loom_string_t>> string_lists_;
+  std::vector<std::pair<const loom_graph_t*, BodyFn>> bodies_;
+  int body_runs_ = 0;
 };
 
 }  // namespace loom::cpu::testing
