@@ -1,0 +1,497 @@
+#include "builder.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace loom::onednn {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+HostBlock allocate_host(size_t bytes) {
+  size_t rounded = (bytes + 63) / 64 * 64 + 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p)
+    sdk::fail(LOOM_ERROR_OUT_OF_MEMORY,
+              "onednn: out of memory allocating " + std::to_string(bytes) + " bytes");
+  return HostBlock{std::shared_ptr<void>(p, [](void* q) { std::free(q); })};
+}
+
+dnnl::memory::dims row_major_strides(const std::vector<int64_t>& dims) {
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
+  return strides;
+}
+
+dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dt type) {
+  if (dims.empty()) return dnnl::memory::desc({1}, type, dnnl::memory::dims{1});
+  return dnnl::memory::desc(dims, type, row_major_strides(dims));
+}
+
+bool is_plain(const dnnl::memory::desc& md) {
+  if (md.data.format_kind != dnnl_blocked || md.data.format_desc.blocking.inner_nblks != 0)
+    return false;
+  std::vector<int64_t> dims(md.data.dims, md.data.dims + md.data.ndims);
+  dnnl::memory::dims want = row_major_strides(dims);
+  for (int i = 0; i < md.data.ndims; ++i)
+    if (dims[i] != 1 && md.data.format_desc.blocking.strides[i] != want[i]) return false;
+  return md.data.offset0 == 0;
+}
+
+std::vector<int64_t> pad_rank(const std::vector<int64_t>& dims, size_t rank) {
+  std::vector<int64_t> out(rank > dims.size() ? rank - dims.size() : 0, 1);
+  out.insert(out.end(), dims.begin(), dims.end());
+  return out;
+}
+
+bool is_reference(const dnnl::primitive_desc_base& pd) {
+  std::string impl = pd.impl_info_str();
+  return impl.find("ref") != std::string::npos;
+}
+
+// ---- Program ------------------------------------------------------------------------------
+
+void Program::run(std::span<void* const> inputs, std::span<const HostBlock> outs) {
+  // oneDNN parallelizes with OpenMP in the calling thread's team: set its size per run so
+  // --threads holds whichever thread the core runs us on.
+  omp_set_num_threads(options.threads);
+  auto bind = [&](int root, void* data) {
+    slots[root].mem.set_data_handle(data);
+    for (int a : aliases[root]) slots[a].mem.set_data_handle(data);
+  };
+  for (size_t i = 0; i < inputs.size() && i < input_slots.size(); ++i)
+    if (input_slots[i] >= 0) bind(input_slots[i], inputs[i]);
+  for (size_t i = 0; i < outs.size(); ++i) bind(outputs[i].slot, outs[i].data());
+  if (!profile) {
+    for (Step& s : steps) s.prim.execute(stream, s.args);
+    stream.wait();
+    return;
+  }
+  step_ms.resize(steps.size(), 0.0);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    auto start = std::chrono::steady_clock::now();
+    steps[i].prim.execute(stream, steps[i].args);
+    stream.wait();
+    step_ms[i] +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
+}
+
+// ---- Builder ------------------------------------------------------------------------------
+
+Builder::Builder(IrGraph& graph, const DeviceOptions& options, dnnl::engine engine)
+    : g_(graph), program_(std::make_unique<Program>()), value_slot_(graph.values.size(), -1) {
+  program_->engine = engine;
+  program_->stream = dnnl::stream(engine);
+  program_->options = options;
+  program_->profile = std::getenv("LOOM_ONEDNN_PROFILE") != nullptr;
+}
+
+dt Builder::compute_type() const {
+  return program_->options.bf16 ? dt::bf16 : dt::f32;
+}
+
+int Builder::new_slot(const dnnl::memory::desc& md, SlotKind kind, int root) {
+  Slot s;
+  s.md = md;
+  s.kind = kind;
+  s.mem = dnnl::memory(md, program_->engine, DNNL_MEMORY_NONE);
+  int id = static_cast<int>(program_->slots.size());
+  s.root = root < 0 ? id : program_->slots[root].root;
+  program_->slots.push_back(std::move(s));
+  program_->aliases.emplace_back();
+  if (root >= 0) program_->aliases[program_->slots[id].root].push_back(id);
+  return id;
+}
+
+int Builder::slot_of(int value) {
+  if (value < 0) sdk::fail(LOOM_ERROR_INTERNAL, "onednn: an omitted input was read");
+  if (value_slot_[value] >= 0) return value_slot_[value];
+  const IrValue& v = g_.value(value);
+  if (v.constant()) {
+    if (v.dtype != LOOM_DTYPE_FLOAT32)
+      sdk::fail(LOOM_ERROR_UNSUPPORTED, "onednn: constant '" + v.name + "' of type " +
+                                            sdk::dtype_name(v.dtype) + " used as a tensor");
+    const void* data = keep_constant(value);
+    int s = new_slot(plain_md(v.dims, dt::f32), SlotKind::kConstant);
+    program_->slots[s].constant = data;
+    program_->slots[s].mem.set_data_handle(const_cast<void*>(data));
+    return value_slot_[value] = s;
+  }
+  if (v.graph_input) {
+    int s = new_slot(plain_md(v.dims, dt::f32), SlotKind::kInput);
+    for (size_t i = 0; i < g_.inputs.size(); ++i)
+      if (g_.inputs[i] == value) program_->input_slots[i] = s;
+    return value_slot_[value] = s;
+  }
+  sdk::fail(LOOM_ERROR_INTERNAL, "onednn: value '" + v.name + "' is read before it is made");
+}
+
+const void* Builder::keep_constant(int value) {
+  const IrValue& v = g_.value(value);
+  if (v.owned_data.empty()) return v.data;  // the core keeps it while the executable lives
+  // A Constant node's tensor lives in the IR, which compile discards: keep a copy.
+  HostBlock block = allocate_host(v.owned_data.size());
+  std::memcpy(block.data(), v.owned_data.data(), v.owned_data.size());
+  const void* data = block.data();
+  program_->owned.push_back(std::move(block));
+  return data;
+}
+
+int Builder::as(int value, const dnnl::memory::desc& md) {
+  int s = slot_of(value);
+  if (program_->slots[s].md == md) return s;
+  for (auto& [v, slot] : converted_)
+    if (v == value && program_->slots[slot].md == md) return slot;
+  int out = new_slot(md, SlotKind::kInternal);
+  dnnl::reorder::primitive_desc pd(program_->engine, program_->slots[s].md, program_->engine, md);
+  add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, s}, {DNNL_ARG_TO, out}},
+           "reorder " + g_.value(value).name);
+  converted_.emplace_back(value, out);
+  return out;
+}
+
+int Builder::as_plain(int value, dt type) {
+  return as(value, plain_md(g_.value(value).dims, type));
+}
+
+int Builder::as_plain(int value) {
+  return as_plain(value, md_of(value).data_type());
+}
+
+int Builder::define(int value, const dnnl::memory::desc& md) {
+  int s = new_slot(md, SlotKind::kInternal);
+  if (value >= 0) value_slot_[value] = s;
+  return s;
+}
+
+int Builder::view(int source, const dnnl::memory::desc& md) {
+  int s = new_slot(md, program_->slots[source].kind, source);
+  program_->slots[s].constant = program_->slots[source].constant;
+  if (program_->slots[s].constant)
+    mem(s).set_data_handle(const_cast<void*>(program_->slots[s].constant));
+  return s;
+}
+
+// Always a distinct slot, so that aliases[] lists every value sharing the bytes (the sum
+// post-op overwrites a residual only when nothing else views it).
+void Builder::alias(int value, int source, const dnnl::memory::desc& md) {
+  value_slot_[value] = view(source, md);
+}
+
+int Builder::constant_slot(const std::vector<float>& data, const std::vector<int64_t>& dims,
+                           const dnnl::memory::desc& md) {
+  return constant_slot(data.data(), plain_md(dims, dt::f32), md);
+}
+
+int Builder::constant_slot(const void* data, const dnnl::memory::desc& src_md,
+                           const dnnl::memory::desc& md) {
+  HostBlock block = allocate_host(md.get_size());
+  dnnl::memory src(src_md, program_->engine, const_cast<void*>(data));
+  dnnl::memory dst(md, program_->engine, block.data());
+  omp_set_num_threads(program_->options.threads);
+  dnnl::reorder(src, dst).execute(program_->stream, src, dst);
+  program_->stream.wait();
+  int s = new_slot(md, SlotKind::kConstant);
+  program_->slots[s].constant = block.data();
+  mem(s).set_data_handle(block.data());
+  program_->owned.push_back(std::move(block));
+  return s;
+}
+
+int Builder::constant_slot(int value, const dnnl::memory::desc& md) {
+  return constant_slot(constant_floats(g_, value), g_.value(value).dims, md);
+}
+
+void Builder::add_step(dnnl::primitive prim, const std::vector<std::pair<int, int>>& args,
+                       const std::string& label) {
+  Step step;
+  step.prim = std::move(prim);
+  int index = static_cast<int>(program_->steps.size());
+  for (auto [arg, slot] : args) {
+    step.args.emplace(arg, mem(slot));
+    Slot& root = program_->slots[program_->slots[slot].root];
+    if (root.first_step < 0) root.first_step = index;
+    root.last_step = index;
+  }
+  step.label = label;
+  program_->steps.push_back(std::move(step));
+}
+
+bool Builder::residual_is_dead_after(int residual, int node, int add_node) {
+  const IrValue& r = g_.value(residual);
+  if (r.graph_input || r.graph_output || r.constant()) return false;
+  // Every other reader must have run before `node` (and `node` itself must not read it: a
+  // primitive cannot read and overwrite the same buffer).
+  for (int c : r.consumers)
+    if (c != add_node && c >= node) return false;
+  int s = slot_of(residual);
+  const Slot& slot = program_->slots[s];
+  return slot.root == s && slot.kind == SlotKind::kInternal && program_->aliases[s].empty();
+}
+
+std::vector<FusionCandidate> Builder::fusion_candidates(int node, int value, size_t max_count) {
+  std::vector<FusionCandidate> out;
+  int v = value;
+  while (out.size() < max_count) {
+    int c = g_.sole_consumer(v);
+    if (c < 0) break;
+    const IrNode& cn = g_.nodes[c];
+    if (cn.outputs.empty() || cn.outputs[0] < 0 ||
+        g_.value(cn.outputs[0]).dtype != LOOM_DTYPE_FLOAT32)
+      break;
+    FusionCandidate f{};
+    f.node = c;
+    f.out_value = cn.outputs[0];
+    const auto& vdims = g_.value(v).dims;
+    if (auto e = eltwise_form(g_, cn); e && cn.inputs[e->data_input] == v) {
+      f.kind = FusionCandidate::Kind::kEltwise;
+      f.alg = e->alg;
+      f.alpha = e->alpha;
+      f.beta = e->beta;
+    } else if ((cn.op == "Add" || cn.op == "Sub" || cn.op == "Mul" || cn.op == "Div" ||
+                cn.op == "Max" || cn.op == "Min") &&
+               cn.inputs.size() == 2) {
+      int pos = cn.inputs[0] == v ? 0 : 1;
+      int other = cn.inputs[1 - pos];
+      if (other == v || g_.value(cn.outputs[0]).dims != vdims) break;
+      bool v_first = pos == 0;
+      if (auto k = scalar_constant(g_, other);
+          k &&
+          (cn.op == "Mul" || cn.op == "Add" || (v_first && (cn.op == "Div" || cn.op == "Sub")))) {
+        f.kind = FusionCandidate::Kind::kEltwise;
+        f.alg = dnnl::algorithm::eltwise_linear;
+        if (cn.op == "Mul")
+          f.alpha = *k, f.beta = 0.f;
+        else if (cn.op == "Div")
+          f.alpha = 1.f / *k, f.beta = 0.f;
+        else if (cn.op == "Add")
+          f.alpha = 1.f, f.beta = *k;
+        else
+          f.alpha = 1.f, f.beta = -*k;
+      } else {
+        if (!v_first && (cn.op == "Sub" || cn.op == "Div")) break;
+        const IrValue& o = g_.value(other);
+        if (o.dtype != LOOM_DTYPE_FLOAT32 || o.dims.size() > vdims.size()) break;
+        std::vector<int64_t> od = pad_rank(o.dims, vdims.size());
+        bool broadcastable = true;
+        for (size_t i = 0; i < od.size(); ++i)
+          if (od[i] != 1 && od[i] != vdims[i]) broadcastable = false;
+        if (!broadcastable) break;
+        // The other operand must exist before the primitive runs.
+        if (!o.constant() && !o.graph_input && (o.producer < 0 || o.producer > node)) break;
+        f.operand = other;
+        if (cn.op == "Add" && od == vdims && residual_is_dead_after(other, node, c)) {
+          f.kind = FusionCandidate::Kind::kSum;
+        } else {
+          f.kind = FusionCandidate::Kind::kBinary;
+          f.alg = cn.op == "Add"   ? dnnl::algorithm::binary_add
+                  : cn.op == "Sub" ? dnnl::algorithm::binary_sub
+                  : cn.op == "Mul" ? dnnl::algorithm::binary_mul
+                  : cn.op == "Div" ? dnnl::algorithm::binary_div
+                  : cn.op == "Max" ? dnnl::algorithm::binary_max
+                                   : dnnl::algorithm::binary_min;
+        }
+      }
+    } else {
+      break;
+    }
+    out.push_back(f);
+    v = f.out_value;
+  }
+  return out;
+}
+
+std::vector<std::pair<int, int>> Builder::append_post_ops(const std::vector<FusionCandidate>& c,
+                                                          size_t count, dnnl::post_ops& ops,
+                                                          int dst_rank) {
+  std::vector<std::pair<int, int>> args;
+  for (size_t i = 0; i < count; ++i) {
+    const FusionCandidate& f = c[i];
+    switch (f.kind) {
+      case FusionCandidate::Kind::kEltwise:
+        ops.append_eltwise(1.f, f.alg, f.alpha, f.beta);
+        break;
+      case FusionCandidate::Kind::kSum:
+        ops.append_sum(1.f);
+        break;
+      case FusionCandidate::Kind::kBinary: {
+        const IrValue& o = g_.value(f.operand);
+        std::vector<int64_t> padded = pad_rank(o.dims, static_cast<size_t>(dst_rank));
+        int s;
+        if (static_cast<int>(o.dims.size()) == dst_rank && !o.constant()) {
+          s = slot_of(f.operand);
+        } else {
+          int plain = as_plain(f.operand, dt::f32);
+          s = view(plain, plain_md(padded, dt::f32));
+        }
+        ops.append_binary(f.alg, program_->slots[s].md);
+        args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1, s);
+        break;
+      }
+    }
+  }
+  return args;
+}
+
+void Builder::absorb(const std::vector<FusionCandidate>& c, size_t count, int dst_slot) {
+  for (size_t i = 0; i < count; ++i)
+    if (c[i].node >= 0) g_.nodes[c[i].node].absorbed = true;
+  if (count && c[count - 1].out_value >= 0) value_slot_[c[count - 1].out_value] = dst_slot;
+}
+
+void Builder::emit(int node) {
+  const std::string& op = g_.nodes[node].op;
+  if (op == "Conv" || op == "ConvTranspose") return emit_conv(*this, node);
+  if (op == "MatMul" || op == "Gemm") return emit_matmul(*this, node);
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool")
+    return emit_pool(*this, node);
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" ||
+      op == "Sum")
+    if (!eltwise_form(g_, g_.nodes[node])) return emit_binary(*this, node);
+  if (eltwise_form(g_, g_.nodes[node])) return emit_eltwise(*this, node);
+  if (op == "BatchNormalization" || op == "LayerNormalization" || op == "Softmax" ||
+      op == "LogSoftmax")
+    return emit_normalization(*this, node);
+  if (op.rfind("Reduce", 0) == 0) return emit_reduce(*this, node);
+  return emit_layout(*this, node);
+}
+
+void Builder::bind_outputs() {
+  std::vector<int> taken;  // slots already bound to an output
+  auto is_taken = [&](int s) { return std::find(taken.begin(), taken.end(), s) != taken.end(); };
+  for (int value : g_.outputs) {
+    const IrValue& v = g_.value(value);
+    if (v.constant() && v.dtype != LOOM_DTYPE_FLOAT32) {
+      // A non-float constant (e.g. a shape) read outside: a byte copy.
+      dnnl::memory::desc bytes({static_cast<int64_t>(std::max<size_t>(v.data_size, 1))}, dt::u8,
+                               dnnl::memory::dims{1});
+      int src = new_slot(bytes, SlotKind::kConstant);
+      program_->slots[src].constant = keep_constant(value);
+      mem(src).set_data_handle(const_cast<void*>(program_->slots[src].constant));
+      int out = new_slot(bytes, SlotKind::kOutput);
+      add_step(dnnl::reorder(mem(src), mem(out)), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, out}},
+               "output " + v.name);
+      program_->outputs.push_back({out, v.dims, v.dtype, v.data_size});
+      continue;
+    }
+    int s = slot_of(value);
+    dnnl::memory::desc md = program_->slots[s].md;
+    const Slot& slot = program_->slots[s];
+    bool direct = slot.root == s && slot.kind == SlotKind::kInternal && !is_taken(s) &&
+                  is_plain(md) && md.data_type() == dt::f32 && !v.dims.empty() &&
+                  md.dims() == dnnl::memory::dims(v.dims.begin(), v.dims.end());
+    if (!direct) {
+      dnnl::memory::desc out_md = plain_md(v.dims, dt::f32);
+      if (md.dims() != out_md.dims()) {
+        // A rank-padded or scalar view: copy its plain bytes under the output's shape.
+        s = view(as_plain(value), plain_md(v.dims, md.data_type()));
+        md = program_->slots[s].md;
+      }
+      int out = new_slot(out_md, SlotKind::kOutput);
+      dnnl::reorder::primitive_desc pd(program_->engine, md, program_->engine, out_md);
+      add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, s}, {DNNL_ARG_TO, out}}, "output " + v.name);
+      s = out;
+    }
+    program_->slots[s].kind = SlotKind::kOutput;
+    taken.push_back(s);
+    program_->outputs.push_back({s, v.dims, LOOM_DTYPE_FLOAT32, program_->slots[s].md.get_size()});
+  }
+}
+
+// Best fit over liveness: each internal root slot takes the smallest free block that holds
+// it (growing the largest free one when none does) and frees it after its last step.
+void Builder::plan_memory() {
+  std::vector<Slot>& slots = program_->slots;
+  size_t n_steps = program_->steps.size();
+  std::vector<std::vector<int>> starts(n_steps), ends(n_steps);
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (slots[i].root == static_cast<int>(i) && slots[i].kind == SlotKind::kInternal &&
+        slots[i].first_step >= 0) {
+      starts[slots[i].first_step].push_back(static_cast<int>(i));
+      ends[slots[i].last_step].push_back(static_cast<int>(i));
+    }
+  std::vector<size_t> block_size;
+  std::vector<bool> block_free;
+  std::vector<int> block_of(slots.size(), -1);
+  for (size_t s = 0; s < n_steps; ++s) {
+    for (int id : starts[s]) {
+      size_t need = slots[id].md.get_size();
+      int best = -1, largest = -1;
+      for (size_t b = 0; b < block_size.size(); ++b) {
+        if (!block_free[b]) continue;
+        if (block_size[b] >= need && (best < 0 || block_size[b] < block_size[best]))
+          best = static_cast<int>(b);
+        if (largest < 0 || block_size[b] > block_size[largest]) largest = static_cast<int>(b);
+      }
+      if (best < 0 && largest >= 0) {
+        best = largest;
+        block_size[best] = need;
+      }
+      if (best < 0) {
+        best = static_cast<int>(block_size.size());
+        block_size.push_back(need);
+        block_free.push_back(true);
+      }
+      block_free[best] = false;
+      block_of[id] = best;
+    }
+    for (int id : ends[s]) block_free[block_of[id]] = true;
+  }
+  std::vector<HostBlock> blocks;
+  for (size_t size : block_size) blocks.push_back(allocate_host(size));
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (block_of[i] < 0) continue;
+    void* data = blocks[block_of[i]].data();
+    slots[i].mem.set_data_handle(data);
+    for (int a : program_->aliases[i]) slots[a].mem.set_data_handle(data);
+  }
+  for (HostBlock& b : blocks) program_->owned.push_back(std::move(b));
+}
+
+// A 2D 3x3 stride-1 ungrouped convolution, at least 64 channels wide in multiples of 16.
+static bool winograd_candidate(const IrGraph& g, const IrNode& n) {
+  if (n.op != "Conv" || n.absorbed || n.inputs.size() < 2) return false;
+  const std::vector<int64_t>& w = g.value(n.inputs[1]).dims;
+  if (w.size() != 4 || w[2] != 3 || w[3] != 3 || w[0] % 16 != 0 || w[1] % 16 != 0 ||
+      w[0] < 64 || w[1] < 64)
+    return false;
+  sdk::Attributes attrs(*n.view);
+  if (attrs.get_int("group", 1) != 1) return false;
+  for (const char* name : {"strides", "dilations"})
+    if (auto v = attrs.get_ints(name))
+      for (int64_t x : *v)
+        if (x != 1) return false;
+  return true;
+}
+
+std::unique_ptr<Program> Builder::build() {
+  program_->input_slots.assign(g_.inputs.size(), -1);
+  if (program_->options.winograd != DeviceOptions::Winograd::kOff && !program_->options.bf16)
+    for (const IrNode& n : g_.nodes)
+      blocked_convolutions_ = blocked_convolutions_ || winograd_candidate(g_, n);
+  for (size_t k = 0; k < g_.nodes.size(); ++k) {
+    if (g_.nodes[k].absorbed) continue;
+    current_node_ = static_cast<int>(k);
+    try {
+      emit(static_cast<int>(k));
+    } catch (const dnnl::error& e) {
+      const IrNode& n = g_.nodes[k];
+      sdk::fail(LOOM_ERROR_UNSUPPORTED,
+                "onednn: " + n.op + " node '" + n.view->name + "': oneDNN refused it: " + e.what());
+    }
+  }
+  bind_outputs();
+  plan_memory();
+  if (program_->options.verbose)
+    for (const Step& s : program_->steps) sdk::log(LOOM_LOG_INFO, "onednn", s.label);
+  return std::move(program_);
+}
+
+}  // namespace loom::onednn

@@ -1,0 +1,223 @@
+// Compiling a subgraph into a list of oneDNN primitives (the Builder) and running it (the
+// Program).
+//
+// Every value the primitives touch lives in a Slot: a memory descriptor (the layout a primitive
+// chose with format_tag::any, kept between ops) and a dnnl::memory bound to the graph input, an
+// output buffer, a constant, or an offset of the program's arena (planned over liveness after
+// all primitives exist). A consumer that needs another layout or data type asks for it with
+// Builder::as(), which inserts one reorder and caches it, so layouts only change where an op
+// demands it: typically at subgraph boundaries.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir.hpp"
+
+namespace loom::onednn {
+
+struct DeviceOptions {
+  int threads = 1;
+  bool bf16 = false;  // run conv/matmul (and what follows them) in bfloat16
+  // 3x3 stride-1 convolutions: "auto" takes oneDNN's Winograd where it has a JIT one and the
+  // layer is wide (>= 64 channels in and out: 1.5-3x faster than direct on AVX-512 in
+  // ResNet's layers), "tune" times both once at compile (results then depend on the timing),
+  // "off" never.
+  enum class Winograd { kOff, kAuto, kTune };
+  Winograd winograd = Winograd::kAuto;
+  bool verbose = false;  // log each primitive's implementation at compile
+};
+
+enum class SlotKind { kInternal, kInput, kOutput, kConstant };
+
+struct Slot {
+  dnnl::memory::desc md;
+  dnnl::memory mem;
+  SlotKind kind = SlotKind::kInternal;
+  int root = -1;  // the slot owning the bytes (itself unless this is an alias view)
+  const void* constant = nullptr;
+  int first_step = -1, last_step = -1;  // liveness of root slots
+};
+
+struct Step {
+  dnnl::primitive prim;
+  std::unordered_map<int, dnnl::memory> args;
+  std::string label;  // node name and implementation, for profiling
+};
+
+// An aligned host allocation.
+struct HostBlock {
+  std::shared_ptr<void> owner;
+  void* data() const { return owner.get(); }
+};
+HostBlock allocate_host(size_t bytes);
+
+struct OutputBinding {
+  int slot = -1;
+  std::vector<int64_t> dims;
+  loom_dtype_t dtype = LOOM_DTYPE_FLOAT32;
+  size_t bytes = 0;
+};
+
+// The compiled form of a subgraph.
+class Program {
+ public:
+  // Runs with the inputs in graph-input order and fills one host block per output.
+  void run(std::span<void* const> inputs, std::span<const HostBlock> outputs);
+
+  dnnl::engine engine;
+  dnnl::stream stream;
+  DeviceOptions options;
+  std::vector<Slot> slots;
+  std::vector<Step> steps;
+  std::vector<int> input_slots;  // per graph input, -1 when no primitive reads it
+  std::vector<OutputBinding> outputs;
+  std::vector<std::vector<int>> aliases;  // per root slot: alias slots sharing its bytes
+  std::vector<HostBlock> owned;           // reordered weights, arena blocks
+  bool profile = false;
+  std::vector<double> step_ms;
+};
+
+// A post-op the emitter may fold into a conv/matmul primitive: the consumer node it replaces.
+struct FusionCandidate {
+  enum class Kind { kEltwise, kBinary, kSum };
+  Kind kind;
+  int node = -1;       // the consumer absorbed by this post-op
+  int out_value = -1;  // the value it produces
+  dnnl::algorithm alg = dnnl::algorithm::undef;
+  float alpha = 0.f, beta = 0.f;
+  int operand = -1;  // binary: the other input value; sum: the residual value
+};
+
+class Builder {
+ public:
+  Builder(IrGraph& graph, const DeviceOptions& options, dnnl::engine engine);
+
+  // Emits every node, then binds outputs and plans memory.
+  std::unique_ptr<Program> build();
+
+  // ---- used by the op emitters ----
+  IrGraph& ir() { return g_; }
+  const DeviceOptions& options() const { return program_->options; }
+  dnnl::engine& engine() { return program_->engine; }
+
+  // The slot holding `value` in whatever layout it has now (inputs and constants: plain f32).
+  int slot_of(int value);
+  const dnnl::memory::desc& md_of(int value) { return program_->slots[slot_of(value)].md; }
+  // The slot of `value` converted to `md` (one cached reorder if needed).
+  int as(int value, const dnnl::memory::desc& md);
+  // Plain row-major layout of `value` in its current data type (reorders if blocked).
+  int as_plain(int value);
+  int as_plain(int value, dnnl::memory::data_type dt);
+  // A new slot produced by the step being emitted, bound to `value`.
+  int define(int value, const dnnl::memory::desc& md);
+  const dnnl::memory::desc& slot_md(int slot) { return program_->slots[slot].md; }
+  // A new slot viewing the bytes of `slot` through `md` (same size or smaller).
+  int view(int slot, const dnnl::memory::desc& md);
+  // Makes `value` an alias of slot `source` viewed through `md` (same bytes, e.g. Reshape).
+  void alias(int value, int source, const dnnl::memory::desc& md);
+  // A constant reordered once, now, into `md` (weights, biases); `data` is plain f32 of `dims`.
+  int constant_slot(const std::vector<float>& data, const std::vector<int64_t>& dims,
+                    const dnnl::memory::desc& md);
+  int constant_slot(int value, const dnnl::memory::desc& md);
+  // Same from raw f32 bytes seen through `src_md` (e.g. a permuted view of ONNX weights).
+  int constant_slot(const void* data, const dnnl::memory::desc& src_md,
+                    const dnnl::memory::desc& md);
+  // Appends a primitive reading/writing the given (arg id, slot) pairs.
+  void add_step(dnnl::primitive prim, const std::vector<std::pair<int, int>>& args,
+                const std::string& label);
+  dnnl::memory& mem(int slot) { return program_->slots[slot].mem; }
+
+  // Consumers of `value` this emitter may fold as post-ops, in chain order (not yet absorbed).
+  std::vector<FusionCandidate> fusion_candidates(int node, int value, size_t max_count = 4);
+  // Appends the post-ops of candidates[0..count) to `ops`; returns the binary args to bind.
+  std::vector<std::pair<int, int>> append_post_ops(const std::vector<FusionCandidate>& c,
+                                                   size_t count, dnnl::post_ops& ops, int dst_rank);
+  // Marks candidates[0..count) absorbed and binds their final value to `dst_slot`.
+  void absorb(const std::vector<FusionCandidate>& c, size_t count, int dst_slot);
+  // True when a residual may be overwritten in place by the node at `node` (sum post-op).
+  bool residual_is_dead_after(int residual, int node, int add_node);
+
+  // Compute data type of heavy ops under the precision option.
+  dnnl::memory::data_type compute_type() const;
+  // True when 2D convolutions should share the nChw16c layout: the subgraph has a 3x3
+  // convolution Winograd may run, and Winograd only takes that layout (oneDNN's direct 1x1
+  // kernels are as fast in it as in nhwc, so nothing is lost elsewhere).
+  bool blocked_convolutions() const { return blocked_convolutions_; }
+
+ private:
+  void emit(int node);
+  void bind_outputs();
+  void plan_memory();
+  int new_slot(const dnnl::memory::desc& md, SlotKind kind, int root = -1);
+  // The host copy of constant `value`'s bytes that lives as long as the program.
+  const void* keep_constant(int value);
+
+  IrGraph& g_;
+  std::unique_ptr<Program> program_;
+  std::vector<int> value_slot_;
+  std::vector<std::pair<int, int>> converted_;  // (value, slot) pairs made by as()
+  int current_node_ = -1;
+  bool blocked_convolutions_ = false;
+};
+
+// Plain row-major descriptor; strides of a row-major layout.
+dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dnnl::memory::data_type dt);
+dnnl::memory::dims row_major_strides(const std::vector<int64_t>& dims);
+// True when `md` is row-major dense.
+bool is_plain(const dnnl::memory::desc& md);
+// `dims` padded with leading 1s to `rank`.
+std::vector<int64_t> pad_rank(const std::vector<int64_t>& dims, size_t rank);
+// True when the primitive descriptor fell back to a reference (slow) implementation.
+bool is_reference(const dnnl::primitive_desc_base& pd);
+// The ONNX activation's oneDNN eltwise form, if the node is one this device fuses/emits.
+struct EltwiseForm {
+  dnnl::algorithm alg;
+  float alpha = 0.f, beta = 0.f;
+  size_t data_input = 0;  // which input is the tensor (c - x reads input 1)
+};
+std::optional<EltwiseForm> eltwise_form(const IrGraph& g, const IrNode& n);
+
+// Creates a primitive descriptor with as many of the candidates' post-ops as oneDNN accepts
+// without falling back to a reference implementation. make(attr, count) builds the descriptor
+// for the first `count` candidates. Returns the descriptor and that count; `args` receives the
+// binary post-ops' operand slots.
+template <typename Pd, typename Make>
+std::pair<Pd, size_t> create_with_post_ops(Builder& b, const std::vector<FusionCandidate>& c,
+                                           int dst_rank, Make make,
+                                           std::vector<std::pair<int, int>>& args,
+                                           size_t min_count = 0) {
+  for (size_t count = c.size();; --count) {
+    dnnl::post_ops ops;
+    std::vector<std::pair<int, int>> a = b.append_post_ops(c, count, ops, dst_rank);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    try {
+      Pd pd = make(attr, count);
+      if (count == min_count || !is_reference(pd)) {
+        args = std::move(a);
+        return {pd, count};
+      }
+    } catch (const dnnl::error&) {
+      if (count == min_count) throw;
+    }
+  }
+}
+
+// Op emitters, one family per file.
+void emit_conv(Builder& b, int node);           // ops_conv.cpp: Conv, ConvTranspose
+void emit_matmul(Builder& b, int node);         // ops_matmul.cpp: MatMul, Gemm
+void emit_pool(Builder& b, int node);           // ops_pool.cpp
+void emit_eltwise(Builder& b, int node);        // ops_elementwise.cpp
+void emit_binary(Builder& b, int node);         // ops_elementwise.cpp
+void emit_normalization(Builder& b, int node);  // ops_norm.cpp: BN, LayerNorm, Softmax
+void emit_layout(Builder& b, int node);         // ops_layout.cpp: Reshape... Transpose, Concat
+void emit_reduce(Builder& b, int node);         // ops_reduce.cpp
+
+}  // namespace loom::onednn

@@ -1,0 +1,83 @@
+// The onednn device's view of one subgraph at compile time: values with their static shapes and
+// constant data, nodes in topological order with their consumers, and the small helpers the
+// op emitters share to read attributes and constants. Built from the core's loom_graph_t view
+// (valid during compile only); constants' data is borrowed (the ABI keeps it valid while the
+// executable lives) except for Constant nodes' tensors, which are copied.
+#pragma once
+
+#include <cstdint>
+#include <loom/plugin.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loom::onednn {
+
+struct IrValue {
+  std::string name;
+  loom_dtype_t dtype = LOOM_DTYPE_UNDEFINED;
+  std::vector<int64_t> dims;
+  const void* data = nullptr;  // constant data (borrowed or owned_data)
+  size_t data_size = 0;
+  std::vector<unsigned char> owned_data;  // Constant nodes' tensors
+  bool graph_input = false;
+  bool graph_output = false;
+  int producer = -1;           // node index, -1 for inputs and constants
+  std::vector<int> consumers;  // node indices, in order, one entry per use
+
+  bool constant() const { return data != nullptr; }
+  int64_t elements() const;
+};
+
+struct IrNode {
+  const loom_node_t* view = nullptr;  // attributes; valid during compile
+  std::string op;
+  int64_t opset = 0;
+  std::vector<int> inputs;   // value indices, -1 = omitted
+  std::vector<int> outputs;  // value indices, -1 = omitted
+  bool absorbed = false;     // fused into another node's primitive; emits nothing
+  // Rewrites recorded by the fusion passes.
+  std::vector<float> folded_weights;  // Conv after a BatchNormalization fold
+  std::vector<float> folded_bias;
+  std::optional<float> epsilon;  // a LayerNormalization made from the decomposed pattern
+};
+
+struct IrGraph {
+  std::vector<IrValue> values;
+  std::vector<IrNode> nodes;
+  std::vector<int> inputs;   // graph inputs, in order
+  std::vector<int> outputs;  // graph outputs, in order
+
+  const IrValue& value(int id) const { return values.at(static_cast<size_t>(id)); }
+  IrValue& value(int id) { return values.at(static_cast<size_t>(id)); }
+  // The value of input `i`, or -1.
+  int in(const IrNode& n, size_t i) const { return i < n.inputs.size() ? n.inputs[i] : -1; }
+  // The single live consumer of `value`, or -1 if it has several, none, or is a graph output.
+  int sole_consumer(int value) const;
+};
+
+// Copies the view; throws LOOM_ERROR_UNSUPPORTED when a value the subgraph uses has an unknown
+// shape or a rank beyond oneDNN's limit.
+IrGraph build_ir(const loom_graph_t& graph);
+
+// Fusion passes that rewrite the IR before emission: the decomposed-GELU pattern becomes one
+// "Gelu" node, the decomposed LayerNorm one "LayerNormalization" node, and BatchNormalization
+// after a Conv is folded into the Conv's weights and bias.
+void rewrite_patterns(IrGraph& g);
+
+// Reads constant value `id` as floats (float32 or float64 data) or integers (int32/int64).
+std::vector<float> constant_floats(const IrGraph& g, int id);
+std::vector<int64_t> constant_ints(const IrGraph& g, int id);
+// The single float of a scalar-like constant (one element), or nullopt.
+std::optional<float> scalar_constant(const IrGraph& g, int id);
+
+// Why `node` cannot run on this device ("" when it can). `bf16` is the precision option.
+std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node);
+
+// How many leading inputs of `op` carry tensor data (the rest are shapes, axes, bounds).
+size_t data_inputs(const std::string& op, size_t num_inputs);
+
+// Normalizes a possibly negative axis against rank; throws on out of range.
+int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& what);
+
+}  // namespace loom::onednn

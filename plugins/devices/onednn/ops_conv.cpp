@@ -1,0 +1,253 @@
+// Conv and ConvTranspose (1D/2D/3D, grouped, depthwise, dilated, asymmetric pads) through
+// oneDNN convolution/deconvolution primitives. Source, weights and destination use
+// format_tag::any so oneDNN picks its blocked layouts; weights (BatchNormalization folded in by
+// rewrite_patterns) are reordered once here. Following activations, a bias-like Add and the
+// residual Add become post-ops; the residual Add writes into the residual's buffer (sum).
+#include <chrono>
+#include <cstring>
+
+#include "builder.hpp"
+
+namespace loom::onednn {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+namespace {
+
+struct ConvGeometry {
+  dnnl::memory::dims strides, dilations, pad_l, pad_r;  // oneDNN dilation = ONNX dilation - 1
+  int64_t group = 1;
+};
+
+ConvGeometry conv_geometry(const IrNode& n, const std::vector<int64_t>& x,
+                           const std::vector<int64_t>& kernel, const std::vector<int64_t>& y,
+                           bool transposed) {
+  sdk::Attributes attrs(*n.view);
+  size_t sr = x.size() - 2;
+  ConvGeometry geo;
+  geo.group = attrs.get_int("group", 1);
+  auto strides = attrs.get_ints("strides");
+  auto dilations = attrs.get_ints("dilations");
+  auto pads = attrs.get_ints("pads");
+  std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
+  for (size_t i = 0; i < sr; ++i) {
+    int64_t s = strides && strides->size() == sr ? (*strides)[i] : 1;
+    int64_t d = dilations && dilations->size() == sr ? (*dilations)[i] : 1;
+    int64_t extent = (kernel[i] - 1) * d + 1;
+    int64_t pl = pads && pads->size() == 2 * sr ? (*pads)[i] : 0;
+    int64_t pr = pads && pads->size() == 2 * sr ? (*pads)[sr + i] : 0;
+    if (!transposed && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) {
+      int64_t total = std::max<int64_t>(0, (y[2 + i] - 1) * s + extent - x[2 + i]);
+      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pr = total - pl;
+    } else if (auto_pad == "VALID") {
+      pl = pr = 0;
+    }
+    if (transposed) {
+      // The output extent (with output_padding) fixes the right padding.
+      pr = (x[2 + i] - 1) * s + extent - pl - y[2 + i];
+    }
+    if (pl < 0 || pr < 0)
+      sdk::fail(LOOM_ERROR_UNSUPPORTED, "onednn: " + n.op + " needs a negative padding");
+    geo.strides.push_back(s);
+    geo.dilations.push_back(d - 1);
+    geo.pad_l.push_back(pl);
+    geo.pad_r.push_back(pr);
+  }
+  return geo;
+}
+
+// Milliseconds of one run of a convolution (zeroed scratch tensors), the best of three.
+double time_conv(dnnl::engine& engine, const dnnl::convolution_forward::primitive_desc& pd) {
+  dnnl::stream stream(engine);
+  std::unordered_map<int, dnnl::memory> args;
+  for (int arg : {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST}) {
+    dnnl::memory::desc md = pd.query_md(dnnl::query::exec_arg_md, arg);
+    if (md.get_size() == 0) continue;
+    dnnl::memory m(md, engine);
+    std::memset(m.get_data_handle(), 0, md.get_size());
+    args.emplace(arg, m);
+  }
+  dnnl::convolution_forward prim(pd);
+  double best = 1e30;
+  for (int i = 0; i < 4; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    prim.execute(stream, args);
+    stream.wait();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (i > 0) best = std::min(best, ms);
+  }
+  return best;
+}
+
+void emit_convolution(Builder& b, int node) {
+  IrGraph& g = b.ir();
+  IrNode& n = g.nodes[node];
+  int x = n.inputs[0], w = n.inputs[1], bias = g.in(n, 2), y = n.outputs[0];
+  const std::vector<int64_t>& xd = g.value(x).dims;
+  const std::vector<int64_t>& wd = g.value(w).dims;
+  const std::vector<int64_t>& yd = g.value(y).dims;
+  std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
+  ConvGeometry geo = conv_geometry(n, xd, kernel, yd, false);
+  int64_t m = wd[0];
+  dt ct = b.compute_type();
+
+  std::vector<int64_t> wdims = wd;
+  if (geo.group > 1) {
+    wdims = {geo.group, m / geo.group};
+    wdims.insert(wdims.end(), wd.begin() + 1, wd.end());
+  }
+  dnnl::memory::desc src_any(xd, ct, tag::any), w_any(wdims, ct, tag::any);
+  tag dst_tag = tag::any;
+  if (b.blocked_convolutions() && xd.size() == 4) {
+    if (xd[1] % 16 == 0) src_any = dnnl::memory::desc(xd, ct, tag::nChw16c);
+    if (yd[1] % 16 == 0) dst_tag = tag::nChw16c;
+  }
+  dnnl::memory::desc bias_md({m}, dt::f32, tag::a);
+  bool has_bias = bias >= 0 || !n.folded_bias.empty();
+
+  std::vector<FusionCandidate> cands = b.fusion_candidates(node, y);
+  // A result read outside the subgraph stays f32 under bf16 (no second rounding).
+  dt dst_type = ct;
+  for (const FusionCandidate& c : cands)
+    if (c.out_value >= 0 && g.value(c.out_value).graph_output) dst_type = dt::f32;
+  if (g.value(y).graph_output) dst_type = dt::f32;
+  auto make = [&](const dnnl::primitive_attr& attr, size_t count, dnnl::algorithm a) {
+    dnnl::memory::desc dst(yd, dst_type, dst_tag);
+    for (size_t i = 0; i < count; ++i)
+      if (cands[i].kind == FusionCandidate::Kind::kSum) dst = b.md_of(cands[i].operand);
+    auto d = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, a,
+                                                        src_any, w_any, bias_md, dst, geo.strides,
+                                                        geo.dilations, geo.pad_l, geo.pad_r)
+                      : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, a,
+                                                        src_any, w_any, dst, geo.strides,
+                                                        geo.dilations, geo.pad_l, geo.pad_r);
+    return dnnl::convolution_forward::primitive_desc(d, attr, b.engine());
+  };
+  std::vector<std::pair<int, int>> post_args;
+  auto [pd, fused] = create_with_post_ops<dnnl::convolution_forward::primitive_desc>(
+      b, cands, static_cast<int>(yd.size()),
+      [&](const dnnl::primitive_attr& attr, size_t count) {
+        return make(attr, count, dnnl::algorithm::convolution_direct);
+      },
+      post_args);
+
+  // Winograd for wide 3x3/stride 1 layers (see DeviceOptions::winograd), with the same
+  // post-ops and layouts.
+  auto mode = b.options().winograd;
+  bool wide = wd[0] >= 64 && wd[1] >= 64;
+  bool winograd_shape = (mode == DeviceOptions::Winograd::kTune ||
+                         (mode == DeviceOptions::Winograd::kAuto && wide)) &&
+                        kernel.size() == 2 && kernel[0] == 3 && kernel[1] == 3 && geo.group == 1 &&
+                        geo.strides == dnnl::memory::dims{1, 1} &&
+                        geo.dilations == dnnl::memory::dims{0, 0} && ct == dt::f32 &&
+                        post_args.empty();
+  if (winograd_shape) {
+    try {
+      dnnl::post_ops ops;
+      std::vector<std::pair<int, int>> a = b.append_post_ops(cands, fused, ops, 4);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(ops);
+      auto wpd = make(attr, fused, dnnl::algorithm::convolution_winograd);
+      // Only with the layouts the direct one has: a reorder around it would eat the gain.
+      bool same_layouts = wpd.src_desc() == pd.src_desc() && wpd.dst_desc() == pd.dst_desc();
+      bool faster = mode != DeviceOptions::Winograd::kTune ||
+                    time_conv(b.engine(), wpd) < 0.9 * time_conv(b.engine(), pd);
+      if (!is_reference(wpd) && same_layouts && faster) pd = wpd;
+    } catch (const dnnl::error&) {
+      // No Winograd implementation for this shape or ISA: keep the direct one.
+    }
+  }
+
+  int src = b.as(x, pd.src_desc());
+  int weights;
+  if (!n.folded_weights.empty())
+    weights = b.constant_slot(n.folded_weights, wdims, pd.weights_desc());
+  else
+    weights = b.constant_slot(constant_floats(g, w), wdims, pd.weights_desc());
+  std::vector<std::pair<int, int>> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}};
+  if (has_bias) {
+    std::vector<float> bv = n.folded_bias.empty() ? constant_floats(g, bias) : n.folded_bias;
+    args.emplace_back(DNNL_ARG_BIAS, b.constant_slot(bv, {m}, pd.bias_desc()));
+  }
+  int dst = -1;
+  for (size_t i = 0; i < fused; ++i)
+    if (cands[i].kind == FusionCandidate::Kind::kSum) dst = b.slot_of(cands[i].operand);
+  if (dst < 0) dst = b.define(y, pd.dst_desc());
+  args.emplace_back(DNNL_ARG_DST, dst);
+  args.insert(args.end(), post_args.begin(), post_args.end());
+  b.absorb(cands, fused, dst);
+  b.add_step(dnnl::convolution_forward(pd), args,
+             "Conv " + std::string(n.view->name) + " [" + pd.impl_info_str() + ", " +
+                 std::to_string(fused) + " post-ops]");
+}
+
+void emit_deconvolution(Builder& b, int node) {
+  IrGraph& g = b.ir();
+  IrNode& n = g.nodes[node];
+  int x = n.inputs[0], w = n.inputs[1], bias = g.in(n, 2), y = n.outputs[0];
+  const std::vector<int64_t>& xd = g.value(x).dims;
+  const std::vector<int64_t>& wd = g.value(w).dims;  // [C, M/group, k...]
+  const std::vector<int64_t>& yd = g.value(y).dims;
+  std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
+  ConvGeometry geo = conv_geometry(n, xd, kernel, yd, true);
+  dt ct = b.compute_type();
+  int64_t c = wd[0], mg = wd[1], G = geo.group, cg = c / G;
+  int64_t k = 1;
+  for (int64_t e : kernel) k *= e;
+  // oneDNN's logical weights are (G,) OC, IC, k...; ONNX stores (G x IC), OC, k...: a
+  // permuted view of the same bytes.
+  std::vector<int64_t> wdims{G, mg, cg};
+  dnnl::memory::dims wstrides{cg * mg * k, k, mg * k};
+  dnnl::memory::dims kstrides = row_major_strides(kernel);
+  wdims.insert(wdims.end(), kernel.begin(), kernel.end());
+  wstrides.insert(wstrides.end(), kstrides.begin(), kstrides.end());
+  if (G == 1) {
+    wdims.erase(wdims.begin());
+    wstrides.erase(wstrides.begin());
+  }
+  dnnl::memory::desc src_any(xd, ct, tag::any), w_any(wdims, ct, tag::any),
+      dst_any(yd, ct, tag::any);
+  dnnl::memory::desc bias_md({mg * G}, dt::f32, tag::a);
+  std::vector<FusionCandidate> cands = b.fusion_candidates(node, y);
+  for (size_t i = 0; i < cands.size(); ++i)
+    if (cands[i].kind == FusionCandidate::Kind::kSum) cands.resize(i);  // keep it simple: no sum
+  std::vector<std::pair<int, int>> post_args;
+  auto [pd, fused] = create_with_post_ops<dnnl::deconvolution_forward::primitive_desc>(
+      b, cands, static_cast<int>(yd.size()),
+      [&](const dnnl::primitive_attr& attr, size_t) {
+        auto d = bias >= 0 ? dnnl::deconvolution_forward::desc(
+                                 dnnl::prop_kind::forward_inference,
+                                 dnnl::algorithm::deconvolution_direct, src_any, w_any, bias_md,
+                                 dst_any, geo.strides, geo.dilations, geo.pad_l, geo.pad_r)
+                           : dnnl::deconvolution_forward::desc(
+                                 dnnl::prop_kind::forward_inference,
+                                 dnnl::algorithm::deconvolution_direct, src_any, w_any, dst_any,
+                                 geo.strides, geo.dilations, geo.pad_l, geo.pad_r);
+        return dnnl::deconvolution_forward::primitive_desc(d, attr, b.engine());
+      },
+      post_args);
+  std::vector<float> wv = constant_floats(g, w);
+  int weights =
+      b.constant_slot(wv.data(), dnnl::memory::desc(wdims, dt::f32, wstrides), pd.weights_desc());
+  std::vector<std::pair<int, int>> args{{DNNL_ARG_SRC, b.as(x, pd.src_desc())},
+                                        {DNNL_ARG_WEIGHTS, weights}};
+  if (bias >= 0) args.emplace_back(DNNL_ARG_BIAS, b.constant_slot(bias, pd.bias_desc()));
+  int dst = b.define(y, pd.dst_desc());
+  args.emplace_back(DNNL_ARG_DST, dst);
+  args.insert(args.end(), post_args.begin(), post_args.end());
+  b.absorb(cands, fused, dst);
+  b.add_step(dnnl::deconvolution_forward(pd), args,
+             "ConvTranspose " + std::string(n.view->name) + " [" + pd.impl_info_str() + "]");
+}
+
+}  // namespace
+
+void emit_conv(Builder& b, int node) {
+  if (b.ir().nodes[node].op == "ConvTranspose") return emit_deconvolution(b, node);
+  emit_convolution(b, node);
+}
+
+}  // namespace loom::onednn

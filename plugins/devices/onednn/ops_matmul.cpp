@@ -1,0 +1,160 @@
+// MatMul (batched, numpy batch broadcasting) and Gemm through the matmul primitive. Constant
+// weights are reordered once into the layout oneDNN picks (format_tag::any); a following
+// bias Add becomes the primitive's bias, later activations (GELU included), scalings and the
+// residual Add become post-ops.
+#include "builder.hpp"
+
+namespace loom::onednn {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+namespace {
+
+// A constant that broadcasts along everything but the last axis (extent n): a bias.
+bool is_bias_like(const IrGraph& g, int value, int64_t n) {
+  if (value < 0 || !g.value(value).constant()) return false;
+  const std::vector<int64_t>& d = g.value(value).dims;
+  if (d.empty() || d.back() != n) return false;
+  for (size_t i = 0; i + 1 < d.size(); ++i)
+    if (d[i] != 1) return false;
+  return g.value(value).dtype == LOOM_DTYPE_FLOAT32;
+}
+
+// Row-major view of a matrix operand; `transposed` swaps the last two axes.
+dnnl::memory::desc matrix_view(const std::vector<int64_t>& dims, dt type, bool transposed) {
+  dnnl::memory::dims strides = row_major_strides(dims);
+  std::vector<int64_t> d = dims;
+  size_t r = d.size();
+  if (transposed) {
+    std::swap(d[r - 1], d[r - 2]);
+    std::swap(strides[r - 1], strides[r - 2]);
+  }
+  return dnnl::memory::desc(d, type, strides);
+}
+
+struct MatmulPlan {
+  int a = -1, b = -1, y = -1;
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.f;
+  int bias = -1;  // constant bias value ([.., N])
+  float bias_scale = 1.f;
+  std::vector<FusionCandidate> cands;
+  size_t leading = 0;   // cands consumed before post-ops (a bias Add)
+  size_t required = 0;  // post-ops that must be fused (Gemm's C)
+};
+
+void emit_plan(Builder& bld, int node, MatmulPlan& p) {
+  IrGraph& g = bld.ir();
+  const IrNode& n = g.nodes[node];
+  dt ct = bld.compute_type();
+  const std::vector<int64_t>& yd = g.value(p.y).dims;
+  size_t r = yd.size();
+  std::vector<int64_t> ad = pad_rank(g.value(p.a).dims, r), bd = pad_rank(g.value(p.b).dims, r);
+  int64_t nn = yd[r - 1];
+
+  dnnl::memory::desc src_md = matrix_view(ad, ct, p.trans_a);
+  bool const_b = g.value(p.b).constant();
+  dnnl::memory::desc b_view = matrix_view(bd, ct, p.trans_b);
+  std::vector<int64_t> logical_b = b_view.dims();
+  dnnl::memory::desc w_md = const_b ? dnnl::memory::desc(logical_b, ct, tag::any) : b_view;
+  std::vector<int64_t> bias_dims(r, 1);
+  bias_dims[r - 1] = nn;
+  dnnl::memory::desc bias_md = plain_md(bias_dims, dt::f32);
+
+  std::vector<FusionCandidate> rest(p.cands.begin() + static_cast<long>(p.leading), p.cands.end());
+  // A result read outside the subgraph stays f32 under bf16 (no second rounding).
+  dt dst_type = g.value(p.y).graph_output ? dt::f32 : ct;
+  for (const FusionCandidate& c : p.cands)
+    if (c.out_value >= 0 && g.value(c.out_value).graph_output) dst_type = dt::f32;
+  std::vector<std::pair<int, int>> post_args;
+  auto [pd, fused] = create_with_post_ops<dnnl::matmul::primitive_desc>(
+      bld, rest, static_cast<int>(r),
+      [&](dnnl::primitive_attr attr, size_t count) {
+        if (p.alpha != 1.f) attr.set_output_scales(0, {p.alpha});
+        dnnl::memory::desc dst(yd, dst_type, tag::any);
+        for (size_t i = 0; i < count; ++i)
+          if (rest[i].kind == FusionCandidate::Kind::kSum) dst = bld.md_of(rest[i].operand);
+        auto d = p.bias >= 0 ? dnnl::matmul::desc(src_md, w_md, bias_md, dst)
+                             : dnnl::matmul::desc(src_md, w_md, dst);
+        return dnnl::matmul::primitive_desc(d, attr, bld.engine());
+      },
+      post_args, p.required);
+
+  int src = bld.view(bld.as_plain(p.a, ct), src_md);
+  int weights;
+  if (const_b) {
+    std::vector<float> wv = constant_floats(g, p.b);
+    weights = bld.constant_slot(wv.data(), matrix_view(bd, dt::f32, p.trans_b), pd.weights_desc());
+  } else {
+    weights = bld.view(bld.as_plain(p.b, ct), b_view);
+  }
+  std::vector<std::pair<int, int>> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}};
+  if (p.bias >= 0) {
+    std::vector<float> bv = constant_floats(g, p.bias);
+    for (float& v : bv) v *= p.bias_scale;
+    args.emplace_back(
+        DNNL_ARG_BIAS,
+        bld.constant_slot(bv, bias_dims, pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_BIAS)));
+  }
+  int dst = -1;
+  for (size_t i = 0; i < fused; ++i)
+    if (rest[i].kind == FusionCandidate::Kind::kSum) dst = bld.slot_of(rest[i].operand);
+  if (dst < 0) dst = bld.define(p.y, pd.dst_desc());
+  args.emplace_back(DNNL_ARG_DST, dst);
+  args.insert(args.end(), post_args.begin(), post_args.end());
+  bld.absorb(p.cands, p.leading + fused, dst);
+  bld.add_step(dnnl::matmul(pd), args,
+               n.op + " " + n.view->name + " [" + pd.impl_info_str() + ", " +
+                   std::to_string(p.leading + fused) + " fused]");
+}
+
+}  // namespace
+
+void emit_matmul(Builder& bld, int node) {
+  IrGraph& g = bld.ir();
+  const IrNode& n = g.nodes[node];
+  MatmulPlan p;
+  p.a = n.inputs[0];
+  p.b = n.inputs[1];
+  p.y = n.outputs[0];
+  int64_t nn = g.value(p.y).dims.back();
+  if (n.op == "Gemm") {
+    sdk::Attributes attrs(*n.view);
+    p.trans_a = attrs.get_int("transA", 0) != 0;
+    p.trans_b = attrs.get_int("transB", 0) != 0;
+    p.alpha = attrs.get_float("alpha", 1.f);
+    float beta = attrs.get_float("beta", 1.f);
+    int c = g.in(n, 2);
+    if (c >= 0 && beta != 0.f) {
+      if (is_bias_like(g, c, nn)) {
+        // oneDNN scales (acc + bias) by alpha: pre-divide so that beta * C survives.
+        p.bias = c;
+        p.bias_scale = beta / p.alpha;
+      } else {
+        // A full or column-broadcast C: an added binary post-op (beta 1 only, see support).
+        FusionCandidate f{};
+        f.kind = FusionCandidate::Kind::kBinary;
+        f.alg = dnnl::algorithm::binary_add;
+        f.operand = c;
+        f.node = -1;
+        f.out_value = -1;
+        p.cands.push_back(f);
+      }
+    }
+    std::vector<FusionCandidate> more = bld.fusion_candidates(node, p.y);
+    p.cands.insert(p.cands.end(), more.begin(), more.end());
+    // The C post-op (node -1) must be fused: without it the result would be wrong.
+    p.required = !p.cands.empty() && p.cands[0].node == -1 ? 1 : 0;
+  } else {
+    p.cands = bld.fusion_candidates(node, p.y);
+    if (!p.cands.empty() && p.cands[0].kind == FusionCandidate::Kind::kBinary &&
+        p.cands[0].alg == dnnl::algorithm::binary_add && is_bias_like(g, p.cands[0].operand, nn)) {
+      p.bias = p.cands[0].operand;
+      p.leading = 1;
+    }
+  }
+  emit_plan(bld, node, p);
+}
+
+}  // namespace loom::onednn

@@ -1,0 +1,120 @@
+// Normalizations: BatchNormalization with its running statistics (when no Conv absorbed it),
+// LayerNormalization over the trailing axes (also what rewrite_patterns makes of the
+// decomposed ReduceMean/Sub/Pow/Sqrt/Div pattern), Softmax and LogSoftmax.
+#include "builder.hpp"
+
+namespace loom::onednn {
+
+using dt = dnnl::memory::data_type;
+using flags = dnnl::normalization_flags;
+
+namespace {
+
+int64_t product(const std::vector<int64_t>& d, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) p *= d[i];
+  return p;
+}
+
+void emit_batch_norm(Builder& b, int node) {
+  IrGraph& g = b.ir();
+  const IrNode& n = g.nodes[node];
+  sdk::Attributes attrs(*n.view);
+  int x = n.inputs[0], y = n.outputs[0];
+  int64_t c = g.value(x).dims[1];
+  int src = b.slot_of(x);
+  dnnl::memory::desc md = b.slot_md(src);
+  dnnl::batch_normalization_forward::desc d(
+      dnnl::prop_kind::forward_inference, md, attrs.get_float("epsilon", 1e-5f),
+      flags::use_global_stats | flags::use_scale | flags::use_shift);
+  dnnl::batch_normalization_forward::primitive_desc pd(d, b.engine());
+  dnnl::memory::desc vec = plain_md({c}, dt::f32);
+  int dst = b.define(y, pd.dst_desc());
+  b.add_step(dnnl::batch_normalization_forward(pd),
+             {{DNNL_ARG_SRC, src},
+              {DNNL_ARG_SCALE, b.constant_slot(n.inputs[1], vec)},
+              {DNNL_ARG_SHIFT, b.constant_slot(n.inputs[2], vec)},
+              {DNNL_ARG_MEAN, b.constant_slot(n.inputs[3], vec)},
+              {DNNL_ARG_VARIANCE, b.constant_slot(n.inputs[4], vec)},
+              {DNNL_ARG_DST, dst}},
+             "BatchNormalization " + std::string(n.view->name));
+}
+
+void emit_layer_norm(Builder& b, int node) {
+  IrGraph& g = b.ir();
+  const IrNode& n = g.nodes[node];
+  sdk::Attributes attrs(*n.view);
+  int x = n.inputs[0], scale = n.inputs[1], shift = g.in(n, 2), y = n.outputs[0];
+  const std::vector<int64_t>& xd = g.value(x).dims;
+  int64_t axis = normalize_axis(attrs.get_int("axis", -1), static_cast<int64_t>(xd.size()),
+                                "LayerNormalization");
+  int64_t outer = product(xd, 0, static_cast<size_t>(axis));
+  int64_t inner = product(xd, static_cast<size_t>(axis), xd.size());
+  int plain = b.as_plain(x);
+  dt type = b.slot_md(plain).data_type();
+  dnnl::memory::desc md2 = plain_md({outer, inner}, type);
+  int src = b.view(plain, md2);
+  dnnl::memory::desc vec = plain_md({inner}, dt::f32);
+  flags f = flags::use_scale | (shift >= 0 ? flags::use_shift : flags::none);
+  float epsilon = n.epsilon ? *n.epsilon : attrs.get_float("epsilon", 1e-5f);
+  dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, md2, epsilon, f);
+  dnnl::layer_normalization_forward::primitive_desc pd(d, b.engine());
+  int out = b.define(y, plain_md(g.value(y).dims, type));
+  std::vector<std::pair<int, int>> args{{DNNL_ARG_SRC, src},
+                                        {DNNL_ARG_DST, b.view(out, md2)},
+                                        {DNNL_ARG_SCALE, b.view(b.as_plain(scale, dt::f32), vec)}};
+  if (shift >= 0) args.emplace_back(DNNL_ARG_SHIFT, b.view(b.as_plain(shift, dt::f32), vec));
+  b.add_step(dnnl::layer_normalization_forward(pd), args,
+             "LayerNormalization " + std::string(n.view->name) + " [" + pd.impl_info_str() + "]");
+}
+
+void emit_softmax(Builder& b, int node) {
+  IrGraph& g = b.ir();
+  const IrNode& n = g.nodes[node];
+  sdk::Attributes attrs(*n.view);
+  int x = n.inputs[0], y = n.outputs[0];
+  const std::vector<int64_t>& xd = g.value(x).dims;
+  int64_t rank = static_cast<int64_t>(xd.size());
+  bool log = n.op == "LogSoftmax";
+  int plain = b.as_plain(x);
+  dt type = b.slot_md(plain).data_type();
+  int64_t axis;
+  dnnl::memory::desc md;
+  if (n.opset >= 13) {
+    axis = normalize_axis(attrs.get_int("axis", -1), rank, n.op);
+    md = b.slot_md(plain);
+  } else {
+    // Before opset 13 the input is coerced to 2D at `axis`.
+    int64_t a = normalize_axis(attrs.get_int("axis", 1), rank, n.op);
+    md = plain_md(
+        {product(xd, 0, static_cast<size_t>(a)), product(xd, static_cast<size_t>(a), xd.size())},
+        type);
+    axis = 1;
+  }
+  int src = b.view(plain, md);
+  int out = b.define(y, plain_md(g.value(y).dims, type));
+  int dst = b.view(out, md);
+  if (log) {
+    dnnl::logsoftmax_forward::desc d(dnnl::prop_kind::forward_inference, md,
+                                     static_cast<int>(axis));
+    dnnl::logsoftmax_forward::primitive_desc pd(d, b.engine());
+    b.add_step(dnnl::logsoftmax_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
+               "LogSoftmax " + std::string(n.view->name) + " [" + pd.impl_info_str() + "]");
+  } else {
+    dnnl::softmax_forward::desc d(dnnl::prop_kind::forward_inference, md, static_cast<int>(axis));
+    dnnl::softmax_forward::primitive_desc pd(d, b.engine());
+    b.add_step(dnnl::softmax_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
+               "Softmax " + std::string(n.view->name) + " [" + pd.impl_info_str() + "]");
+  }
+}
+
+}  // namespace
+
+void emit_normalization(Builder& b, int node) {
+  const std::string& op = b.ir().nodes[node].op;
+  if (op == "BatchNormalization") return emit_batch_norm(b, node);
+  if (op == "LayerNormalization") return emit_layer_norm(b, node);
+  emit_softmax(b, node);
+}
+
+}  // namespace loom::onednn

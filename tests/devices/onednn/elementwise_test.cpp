@@ -1,0 +1,122 @@
+// Activations (eltwise primitives) and arithmetic with numpy broadcasting (binary primitives)
+// on the onednn device, standalone and on a blocked conv output.
+#include <gtest/gtest.h>
+
+#include "onednn_test_util.hpp"
+
+namespace loom::onednn_testing {
+namespace {
+
+TEST(OnednnEltwise, Activations) {
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Softplus", "HardSwish"}) {
+    SCOPED_TRACE(op);
+    ModelBuilder m;
+    m.input("x", LOOM_DTYPE_FLOAT32, {2, 3, 5, 7});
+    m.node(op, {"x"}, {"y"});
+    m.output("y");
+    check_unary_model(m, {2, 3, 5, 7});
+  }
+}
+
+TEST(OnednnEltwise, ActivationsWithAttributes) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {4, 33});
+  m.node("LeakyRelu", {"x"}, {"a"}).f("alpha", 0.2f);
+  m.node("Elu", {"a"}, {"b"}).f("alpha", 0.7f);
+  m.output("b");
+  check_unary_model(m, {4, 33});
+}
+
+TEST(OnednnEltwise, PositiveDomainOps) {
+  for (const char* op : {"Sqrt", "Reciprocal"}) {
+    SCOPED_TRACE(op);
+    ModelBuilder m;
+    m.input("x", LOOM_DTYPE_FLOAT32, {3, 17});
+    m.node(op, {"x"}, {"y"});
+    m.output("y");
+    expect_matches_cpu(m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {3, 17}, 1, 0.5, 3.0)}},
+                       onednn_only());
+  }
+}
+
+TEST(OnednnEltwise, ClipAndPowByConstants) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {5, 6});
+  m.initializer("lo", float_tensor({}, {-0.25f}));
+  m.initializer("two", float_tensor({}, {2.f}));
+  m.node("Clip", {"x", "lo"}, {"c"});
+  m.node("Pow", {"c", "two"}, {"y"});
+  m.output("y");
+  check_unary_model(m, {5, 6});
+}
+
+TEST(OnednnBinary, BroadcastsBothWays) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
+    SCOPED_TRACE(op);
+    ModelBuilder m;
+    m.input("x", LOOM_DTYPE_FLOAT32, {2, 3, 4, 5});
+    m.input("z", LOOM_DTYPE_FLOAT32, {3, 1, 5});
+    m.node(op, {"x", "z"}, {"y"});
+    m.output("y");
+    expect_matches_cpu(m,
+                       {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {2, 3, 4, 5}, 1)},
+                        {"z", random_tensor(LOOM_DTYPE_FLOAT32, {3, 1, 5}, 2, 0.5, 2.0)}},
+                       onednn_only());
+  }
+}
+
+TEST(OnednnBinary, BroadcastFirstOperandOfCommutativeOp) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, 6});
+  m.input("z", LOOM_DTYPE_FLOAT32, {4, 6});
+  m.node("Mul", {"x", "z"}, {"y"});
+  m.output("y");
+  expect_matches_cpu(m,
+                     {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 6}, 1)},
+                      {"z", random_tensor(LOOM_DTYPE_FLOAT32, {4, 6}, 2)}},
+                     onednn_only());
+}
+
+TEST(OnednnBinary, ScalarConstantOnEitherSide) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {3, 7});
+  m.initializer("one", float_tensor({}, {1.f}));
+  m.initializer("k", float_tensor({1}, {-3.f}));
+  m.node("Sub", {"one", "x"}, {"a"});
+  m.node("Mul", {"a", "k"}, {"b"});
+  m.node("Add", {"k", "b"}, {"y"});
+  m.output("y");
+  check_unary_model(m, {3, 7});
+}
+
+TEST(OnednnBinary, VariadicSumAndMax) {
+  for (const char* op : {"Sum", "Max"}) {
+    ModelBuilder m;
+    m.input("x", LOOM_DTYPE_FLOAT32, {2, 9});
+    m.initializer("b", random_tensor(LOOM_DTYPE_FLOAT32, {2, 9}, 2));
+    m.initializer("c", random_tensor(LOOM_DTYPE_FLOAT32, {2, 9}, 3));
+    m.node(op, {"x", "b", "c"}, {"y"});
+    m.output("y");
+    check_unary_model(m, {2, 9});
+  }
+}
+
+// Add of two conv outputs in a blocked layout, then a per-channel constant multiply.
+TEST(OnednnBinary, OnBlockedConvOutputs) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, 16, 6, 6});
+  m.initializer("w1", random_tensor(LOOM_DTYPE_FLOAT32, {32, 16, 1, 1}, 2));
+  m.initializer("w2", random_tensor(LOOM_DTYPE_FLOAT32, {32, 16, 3, 3}, 3));
+  m.initializer("s", random_tensor(LOOM_DTYPE_FLOAT32, {32, 1, 1}, 4));
+  m.node("Conv", {"x", "w1"}, {"a"});
+  m.node("Conv", {"x", "w2"}, {"b"}).ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"a"}, {"ra"});
+  m.node("Relu", {"b"}, {"rb"});
+  m.node("Add", {"ra", "rb"}, {"c"});
+  m.node("Mul", {"c", "s"}, {"y"});
+  m.output("y");
+  check_unary_model(m, {1, 16, 6, 6}, 1, "winograd=off");
+}
+
+}  // namespace
+}  // namespace loom::onednn_testing

@@ -1,0 +1,146 @@
+// MatMul and Gemm on the onednn device: batched, broadcast batches, constant and runtime
+// weights, fused bias, GELU (both exported orders), attention scaling and masks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "onednn_test_util.hpp"
+
+namespace loom::onednn_testing {
+namespace {
+
+void check_matmul(std::vector<int64_t> a, std::vector<int64_t> b, bool constant_b) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, a);
+  std::vector<std::pair<std::string, Tensor>> inputs{
+      {"x", random_tensor(LOOM_DTYPE_FLOAT32, a, 1)}};
+  if (constant_b) {
+    m.initializer("b", random_tensor(LOOM_DTYPE_FLOAT32, b, 2));
+  } else {
+    m.input("b", LOOM_DTYPE_FLOAT32, b);
+    inputs.emplace_back("b", random_tensor(LOOM_DTYPE_FLOAT32, b, 2));
+  }
+  m.node("MatMul", {"x", "b"}, {"y"});
+  m.output("y");
+  expect_matches_cpu(m, inputs, onednn_only());
+}
+
+TEST(OnednnMatMul, TwoDimensional) {
+  check_matmul({7, 13}, {13, 5}, true);
+}
+TEST(OnednnMatMul, BatchedConstantWeights) {
+  check_matmul({2, 9, 24}, {24, 17}, true);
+}
+TEST(OnednnMatMul, BatchedRuntimeOperands) {
+  check_matmul({3, 4, 6, 8}, {3, 4, 8, 5}, false);
+}
+TEST(OnednnMatMul, BroadcastBatch) {
+  check_matmul({2, 1, 5, 6}, {1, 3, 6, 4}, false);
+}
+TEST(OnednnMatMul, RankTwoTimesRankFour) {
+  check_matmul({5, 6}, {2, 3, 6, 4}, false);
+}
+
+// x W + b -> GELU: bias as the primitive's bias, GELU as an eltwise post-op.
+void check_gelu(bool half_first) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, 10, 32});
+  m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {32, 48}, 2, -0.3, 0.3));
+  m.initializer("bias", random_tensor(LOOM_DTYPE_FLOAT32, {48}, 3));
+  m.initializer("sqrt2", float_tensor({}, {std::sqrt(2.f)}));
+  m.initializer("one", float_tensor({}, {1.f}));
+  m.initializer("half", float_tensor({}, {0.5f}));
+  m.node("MatMul", {"x", "w"}, {"mm"});
+  m.node("Add", {"mm", "bias"}, {"h"});
+  if (half_first) {
+    m.node("Mul", {"h", "half"}, {"hh"});
+    m.node("Div", {"h", "sqrt2"}, {"d"});
+    m.node("Erf", {"d"}, {"e"});
+    m.node("Add", {"e", "one"}, {"p"});
+    m.node("Mul", {"hh", "p"}, {"y"});
+  } else {
+    m.node("Div", {"h", "sqrt2"}, {"d"});
+    m.node("Erf", {"d"}, {"e"});
+    m.node("Add", {"e", "one"}, {"p"});
+    m.node("Mul", {"h", "p"}, {"q"});
+    m.node("Mul", {"q", "half"}, {"y"});
+  }
+  m.output("y");
+  check_unary_model(m, {1, 10, 32});
+}
+
+TEST(OnednnMatMul, BiasAndGeluTorchOrder) {
+  check_gelu(false);
+}
+TEST(OnednnMatMul, BiasAndGeluHalfFirst) {
+  check_gelu(true);
+}
+
+// Attention scores: Q K^T / sqrt(d) + mask -> Softmax -> x V, with the transposes.
+TEST(OnednnMatMul, AttentionBlock) {
+  ModelBuilder m;
+  m.input("q", LOOM_DTYPE_FLOAT32, {1, 12, 4, 8});
+  m.input("k", LOOM_DTYPE_FLOAT32, {1, 12, 4, 8});
+  m.input("v", LOOM_DTYPE_FLOAT32, {1, 12, 4, 8});
+  m.input("mask", LOOM_DTYPE_FLOAT32, {1, 1, 1, 12});
+  m.initializer("scale", float_tensor({}, {std::sqrt(8.f)}));
+  m.node("Transpose", {"q"}, {"qt"}).ints("perm", {0, 2, 1, 3});
+  m.node("Transpose", {"k"}, {"kt"}).ints("perm", {0, 2, 3, 1});
+  m.node("MatMul", {"qt", "kt"}, {"s"});
+  m.node("Div", {"s", "scale"}, {"sd"});
+  m.node("Add", {"sd", "mask"}, {"sm"});
+  m.node("Softmax", {"sm"}, {"p"}).i("axis", -1);
+  m.node("Transpose", {"v"}, {"vt"}).ints("perm", {0, 2, 1, 3});
+  m.node("MatMul", {"p", "vt"}, {"o"});
+  m.node("Transpose", {"o"}, {"y"}).ints("perm", {0, 2, 1, 3});
+  m.output("y");
+  expect_matches_cpu(m,
+                     {{"q", random_tensor(LOOM_DTYPE_FLOAT32, {1, 12, 4, 8}, 1)},
+                      {"k", random_tensor(LOOM_DTYPE_FLOAT32, {1, 12, 4, 8}, 2)},
+                      {"v", random_tensor(LOOM_DTYPE_FLOAT32, {1, 12, 4, 8}, 3)},
+                      {"mask", random_tensor(LOOM_DTYPE_FLOAT32, {1, 1, 1, 12}, 4, -3, 0)}},
+                     onednn_only());
+}
+
+void check_gemm(bool trans_a, bool trans_b, float alpha, float beta, std::vector<int64_t> c) {
+  int64_t mm = 6, kk = 9, nn = 5;
+  std::vector<int64_t> a = trans_a ? std::vector<int64_t>{kk, mm} : std::vector<int64_t>{mm, kk};
+  std::vector<int64_t> b = trans_b ? std::vector<int64_t>{nn, kk} : std::vector<int64_t>{kk, nn};
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, a);
+  m.initializer("b", random_tensor(LOOM_DTYPE_FLOAT32, b, 2));
+  std::vector<std::string> inputs{"x", "b"};
+  if (!c.empty()) {
+    m.initializer("c", random_tensor(LOOM_DTYPE_FLOAT32, c, 3));
+    inputs.push_back("c");
+  }
+  m.node("Gemm", inputs, {"y"})
+      .i("transA", trans_a)
+      .i("transB", trans_b)
+      .f("alpha", alpha)
+      .f("beta", beta);
+  m.output("y");
+  check_unary_model(m, a);
+}
+
+TEST(OnednnGemm, TransposesScalesAndBiases) {
+  check_gemm(false, false, 1.f, 1.f, {});
+  check_gemm(false, true, 1.f, 1.f, {5});
+  check_gemm(true, false, 0.5f, 2.f, {1, 5});
+  check_gemm(true, true, 2.f, 1.f, {6, 5});
+  check_gemm(false, true, 1.f, 1.f, {6, 1});
+}
+
+TEST(OnednnGemm, FollowedByTanh) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {3, 16});
+  m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {8, 16}, 2));
+  m.initializer("c", random_tensor(LOOM_DTYPE_FLOAT32, {8}, 3));
+  m.node("Gemm", {"x", "w", "c"}, {"g"}).i("transB", 1);
+  m.node("Tanh", {"g"}, {"y"});
+  m.output("y");
+  check_unary_model(m, {3, 16});
+}
+
+}  // namespace
+}  // namespace loom::onednn_testing

@@ -1,0 +1,58 @@
+// Pooling on the onednn device: max/average with pads, strides, dilations, ceil_mode, and the
+// global pools, in 1D, 2D and 3D; also on a blocked conv output.
+#include <gtest/gtest.h>
+
+#include "onednn_test_util.hpp"
+
+namespace loom::onednn_testing {
+namespace {
+
+void check_pool(const std::string& op, std::vector<int64_t> x, std::vector<int64_t> kernel,
+                std::vector<int64_t> strides, std::vector<int64_t> pads, int64_t ceil_mode = 0,
+                std::vector<int64_t> dilations = {}, int64_t count_include_pad = 0) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, x);
+  NodeRef n = m.node(op, {"x"}, {"y"});
+  n.ints("kernel_shape", kernel).i("ceil_mode", ceil_mode);
+  if (!strides.empty()) n.ints("strides", strides);
+  if (!pads.empty()) n.ints("pads", pads);
+  if (!dilations.empty()) n.ints("dilations", dilations);
+  if (op == "AveragePool") n.i("count_include_pad", count_include_pad);
+  m.output("y");
+  check_unary_model(m, x);
+}
+
+TEST(OnednnPool, MaxPool2D) {
+  check_pool("MaxPool", {1, 8, 15, 15}, {3, 3}, {2, 2}, {1, 1, 1, 1});
+}
+TEST(OnednnPool, MaxPoolCeilModeAsymmetricPads) {
+  check_pool("MaxPool", {2, 3, 10, 9}, {3, 2}, {2, 2}, {0, 1, 1, 0}, 1);
+}
+TEST(OnednnPool, MaxPoolDilated) {
+  check_pool("MaxPool", {1, 4, 12, 12}, {2, 2}, {1, 1}, {}, 0, {2, 2});
+}
+TEST(OnednnPool, AveragePoolExcludeAndIncludePads) {
+  check_pool("AveragePool", {1, 5, 9, 9}, {3, 3}, {2, 2}, {1, 1, 1, 1}, 0, {}, 0);
+  check_pool("AveragePool", {1, 5, 9, 9}, {3, 3}, {2, 2}, {1, 1, 1, 1}, 0, {}, 1);
+  check_pool("AveragePool", {1, 5, 10, 10}, {3, 3}, {2, 2}, {0, 0, 0, 0}, 1, {}, 0);
+}
+TEST(OnednnPool, OneAndThreeDimensional) {
+  check_pool("MaxPool", {2, 3, 17}, {3}, {2}, {1, 1});
+  check_pool("AveragePool", {1, 2, 6, 7, 8}, {2, 3, 2}, {2, 1, 2}, {});
+}
+
+TEST(OnednnPool, GlobalPoolsAfterConv) {
+  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+    ModelBuilder m;
+    m.input("x", LOOM_DTYPE_FLOAT32, {1, 16, 7, 7});
+    m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {32, 16, 1, 1}, 2));
+    m.node("Conv", {"x", "w"}, {"c"});
+    m.node(op, {"c"}, {"g"});
+    m.node("Flatten", {"g"}, {"y"});
+    m.output("y");
+    check_unary_model(m, {1, 16, 7, 7});
+  }
+}
+
+}  // namespace
+}  // namespace loom::onednn_testing
