@@ -1,0 +1,128 @@
+// Data movement, independent of the element type: every kernel exists once per element size
+// (s1 = uchar, s2 = ushort, s4 = uint, s8 = ulong), so Transpose of int64 and of float share
+// code. Casts convert between the numeric types.
+
+#define LOOM_MOVEMENT(sfx, T)                                                                   \
+  __kernel void copy_##sfx(__global const T* x, int xo, __global T* y, int yo, int n) {        \
+    int i = get_global_id(0);                                                                  \
+    if (i < n) y[yo + i] = x[xo + i];                                                          \
+  }                                                                                            \
+  /* Walks the elements of a region of extents `dims`, reading with strides xs and writing */  \
+  /* with strides ys: Transpose, Expand (stride 0), Slice, Concat and Split are all this. */   \
+  __kernel void strided_copy_##sfx(__global const T* x, int xo, __global T* y, int yo, int n,  \
+                                   int8 dims, int8 xs, int8 ys) {                              \
+    int i = get_global_id(0);                                                                  \
+    if (i >= n) return;                                                                        \
+    y[yo + strided_offset(i, dims, ys)] = x[xo + strided_offset(i, dims, xs)];                 \
+  }                                                                                            \
+  /* Gather along an axis: data viewed as [outer, axis_len, inner], indices flat [count]. */   \
+  /* An index outside [-axis_len, axis_len) yields zeros; the host cannot fail from here. */   \
+  __kernel void gather_##sfx##_i64(__global const T* x, int xo, __global const long* idx,      \
+                                   int io, __global T* y, int yo, int n, int axis_len,         \
+                                   int count, int inner) {                                     \
+    int i = get_global_id(0);                                                                  \
+    if (i >= n) return;                                                                        \
+    int in = i % inner;                                                                        \
+    int j = (i / inner) % count;                                                               \
+    int o = i / (inner * count);                                                               \
+    long k = idx[io + j];                                                                      \
+    if (k < 0) k += axis_len;                                                                  \
+    y[yo + i] = (k >= 0 && k < axis_len) ? x[xo + (o * axis_len + (int)k) * inner + in] : 0;   \
+  }                                                                                            \
+  __kernel void gather_##sfx##_i32(__global const T* x, int xo, __global const int* idx,       \
+                                   int io, __global T* y, int yo, int n, int axis_len,         \
+                                   int count, int inner) {                                     \
+    int i = get_global_id(0);                                                                  \
+    if (i >= n) return;                                                                        \
+    int in = i % inner;                                                                        \
+    int j = (i / inner) % count;                                                               \
+    int o = i / (inner * count);                                                               \
+    int k = idx[io + j];                                                                       \
+    if (k < 0) k += axis_len;                                                                  \
+    y[yo + i] = (k >= 0 && k < axis_len) ? x[xo + (o * axis_len + k) * inner + in] : 0;        \
+  }                                                                                            \
+  /* Constant-mode Pad: y has extents `dims`; x element = y coordinate - before, when inside. */ \
+  __kernel void pad_constant_##sfx(__global const T* x, int xo, __global T* y, int yo, int n,  \
+                                   int8 dims, int8 before, int8 xdims, T value) {              \
+    int i = get_global_id(0);                                                                  \
+    if (i >= n) return;                                                                        \
+    int r = i, off = 0, stride = 1;                                                            \
+    bool inside = true;                                                                        \
+    int od[8] = {dims.s0, dims.s1, dims.s2, dims.s3, dims.s4, dims.s5, dims.s6, dims.s7};      \
+    int bd[8] = {before.s0, before.s1, before.s2, before.s3,                                   \
+                 before.s4, before.s5, before.s6, before.s7};                                  \
+    int xd[8] = {xdims.s0, xdims.s1, xdims.s2, xdims.s3, xdims.s4, xdims.s5, xdims.s6, xdims.s7}; \
+    for (int d = 7; d >= 0; --d) {                                                             \
+      int c = r % od[d] - bd[d];                                                               \
+      r /= od[d];                                                                              \
+      if (c < 0 || c >= xd[d]) inside = false;                                                 \
+      off += c * stride;                                                                       \
+      stride *= xd[d];                                                                         \
+    }                                                                                          \
+    y[yo + i] = inside ? x[xo + off] : value;                                                  \
+  }
+
+LOOM_MOVEMENT(s1, uchar)
+LOOM_MOVEMENT(s2, ushort)
+LOOM_MOVEMENT(s4, uint)
+LOOM_MOVEMENT(s8, ulong)
+#undef LOOM_MOVEMENT
+
+// Where(cond, a, b) with broadcasting, by element size.
+#define LOOM_WHERE(sfx, T)                                                                     \
+  __kernel void where_##sfx(__global const uchar* c, int co, __global const T* a, int ao,      \
+                            __global const T* b, int bo, __global T* y, int yo, int n,         \
+                            int8 dims, int8 sc, int8 sa, int8 sb) {                            \
+    int i = get_global_id(0);                                                                  \
+    if (i >= n) return;                                                                        \
+    y[yo + i] = c[co + strided_offset(i, dims, sc)] ? a[ao + strided_offset(i, dims, sa)]      \
+                                                   : b[bo + strided_offset(i, dims, sb)];      \
+  }
+LOOM_WHERE(s1, uchar)
+LOOM_WHERE(s2, ushort)
+LOOM_WHERE(s4, uint)
+LOOM_WHERE(s8, ulong)
+#undef LOOM_WHERE
+
+// Casts between float32 (f32), int32 (i32), int64 (i64), uint8 (u8), int8 (i8) and bool (b8).
+// Float to integer truncates toward zero like C (and the cpu device); to bool is "!= 0".
+#define LOOM_CAST(sn, ST, dn, DT, conv)                                                       \
+  __kernel void cast_##sn##_##dn(__global const ST* x, int xo, __global DT* y, int yo, int n) { \
+    int i = get_global_id(0);                                                                 \
+    if (i >= n) return;                                                                       \
+    ST v = x[xo + i];                                                                         \
+    y[yo + i] = conv;                                                                         \
+  }
+#define LOOM_CAST_FROM(sn, ST)                        \
+  LOOM_CAST(sn, ST, f32, float, (float)v)             \
+  LOOM_CAST(sn, ST, i32, int, (int)v)                 \
+  LOOM_CAST(sn, ST, i64, long, (long)v)               \
+  LOOM_CAST(sn, ST, u8, uchar, (uchar)v)              \
+  LOOM_CAST(sn, ST, i8, char, (char)v)                \
+  LOOM_CAST(sn, ST, b8, uchar, (uchar)(v != 0))
+LOOM_CAST_FROM(f32, float)
+LOOM_CAST_FROM(i32, int)
+LOOM_CAST_FROM(i64, long)
+LOOM_CAST_FROM(u8, uchar)
+LOOM_CAST_FROM(i8, char)
+LOOM_CAST_FROM(b8, uchar)
+#undef LOOM_CAST_FROM
+#undef LOOM_CAST
+
+// Comparisons of float operands with broadcasting; bool (uchar) results.
+#define LOOM_COMPARE(name, expr)                                                              \
+  __kernel void compare_##name(__global const float* a, int ao, __global const float* b,      \
+                               int bo, __global uchar* y, int yo, int n, int8 dims, int8 sa,  \
+                               int8 sb) {                                                     \
+    int i = get_global_id(0);                                                                 \
+    if (i >= n) return;                                                                       \
+    float x0 = a[ao + strided_offset(i, dims, sa)];                                           \
+    float x1 = b[bo + strided_offset(i, dims, sb)];                                           \
+    y[yo + i] = (expr) ? 1 : 0;                                                               \
+  }
+LOOM_COMPARE(equal, x0 == x1)
+LOOM_COMPARE(less, x0 < x1)
+LOOM_COMPARE(less_equal, x0 <= x1)
+LOOM_COMPARE(greater, x0 > x1)
+LOOM_COMPARE(greater_equal, x0 >= x1)
+#undef LOOM_COMPARE

@@ -1,0 +1,136 @@
+// A compiled subgraph: the values with their place in device memory, and the list of kernel
+// launches ("steps") the nodes were lowered to. Compiling does all the work that does not
+// depend on the data (kernel objects, arguments, constant upload, BatchNormalization folding,
+// activation fusion); a run binds the input and output buffers and enqueues the steps.
+#pragma once
+
+#include <array>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cl_api.hpp"
+#include "device.hpp"
+#include "node_info.hpp"
+
+namespace loom::opencl {
+
+enum class Storage {
+  None,      // no bytes (empty tensor) or never materialized
+  Input,     // the run's input tensor `index`
+  Output,    // the run's output tensor `index` (allocated per run)
+  Constant,  // the constants buffer, uploaded at compile time
+  Arena,     // intermediate values: the executable's arena (see plan_arena)
+  Scratch,   // temporaries of one op (im2col columns), shared by all ops
+};
+
+struct Value {
+  std::string name;
+  loom_dtype_t dtype = LOOM_DTYPE_UNDEFINED;
+  std::vector<int64_t> shape;
+  bool shape_known = false;
+  int64_t elements = 0;
+  size_t elem_size = 0;
+  Storage storage = Storage::None;
+  size_t index = 0;                 // Input / Output position
+  size_t byte_offset = 0;           // Constant / Arena / Scratch
+  const void* host_data = nullptr;  // Constant: graph-owned or in owned_constants_
+  size_t host_size = 0;
+  bool needed_on_device = false;      // Constant: referenced by a kernel
+  int first_use = -1, last_use = -1;  // lowered ops (nodes) whose kernels reference it
+  size_t bytes() const { return static_cast<size_t>(elements) * elem_size; }
+};
+
+// What the fusion pass decided for a node: where its result goes and which clamp it applies.
+struct Fusion {
+  int output = -1;      // value the node writes (its own output, or the last fused node's)
+  int batch_norm = -1;  // index of a BatchNormalization node folded into a Conv
+  float act_min = -std::numeric_limits<float>::infinity();
+  float act_max = std::numeric_limits<float>::infinity();
+};
+
+struct BufferArg {
+  cl_uint arg;  // the cl_mem argument; the element offset (int) follows it
+  int value;
+  int64_t extra;  // elements past the value's start
+};
+
+struct Step {
+  std::string label;
+  std::string kernel_name;
+  KernelHandle kernel;
+  cl_uint dims = 1;
+  std::array<size_t, 3> global{1, 1, 1};
+  std::array<size_t, 3> local{0, 0, 0};  // all 0: the driver chooses
+  std::vector<BufferArg> buffers;
+};
+
+class Executable;
+
+// Builds one step: arguments in kernel order, then a launch.
+class KernelCall {
+ public:
+  KernelCall(Executable& exe, const char* kernel, std::string label);
+  KernelCall& buffer(int value, int64_t extra_elements = 0);  // (cl_mem, int offset)
+  KernelCall& i32(int64_t v);
+  KernelCall& f32(float v);
+  KernelCall& vec8(std::span<const int64_t> values, int64_t pad);  // int8, padded in front
+  KernelCall& bytes(const void* data, size_t size);
+  void launch_1d(int64_t n);       // n work-items, LOOM work-group size
+  void launch_rows(int64_t rows);  // one 64-wide work-group per row
+  void launch(cl_uint dims, std::array<size_t, 3> global, std::array<size_t, 3> local);
+
+ private:
+  Executable& exe_;
+  Step step_;
+  cl_uint next_ = 0;
+};
+
+class Executable {
+ public:
+  // `arena_size` is the core's plan, which is not used: fusion moves writes to other steps
+  // than the plan assumed, so the executable plans its arena over the lowered ops itself.
+  Executable(Device& device, const loom_graph_t& graph, size_t arena_size);
+  void run(const loom_run_args_t& args);
+
+  // ---- for the lowerings (valid during compile) ----
+  Device& device() { return device_; }
+  const loom_graph_t& graph() const { return *graph_; }
+  Value& value(int id);
+  // A constant made at compile time (folded weights, packed parameters).
+  int add_constant(loom_dtype_t dtype, std::vector<int64_t> shape, std::vector<uint8_t> bytes);
+  int add_float_constant(std::vector<int64_t> shape, const std::vector<float>& data);
+  // A temporary for the current op; scratch space is reused by the next op.
+  int add_scratch(loom_dtype_t dtype, std::vector<int64_t> shape);
+  void add_step(Step step);
+  void note_use(int value);  // a kernel of the current op references `value`
+
+ private:
+  void lower_nodes();
+  void plan_fusions(std::vector<Fusion>& fusions, std::vector<bool>& skipped);
+  void plan_arena();
+  void finalize();
+  cl_mem memory_of(const Value& v, const std::vector<std::pair<cl_mem, size_t>>& inputs,
+                   const std::vector<loom_buffer_t*>& outputs, size_t* byte_offset) const;
+  void set_buffer_arg(Step& step, const BufferArg& arg, cl_mem mem, size_t byte_offset);
+
+  void log_profile(const std::vector<double>& step_ms) const;
+
+  Device& device_;
+  const loom_graph_t* graph_;  // compile only
+  bool profile_ = false;       // LOOM_OPENCL_PROFILE set: time every step
+  size_t arena_size_;
+  std::vector<Value> values_;
+  std::vector<std::vector<uint8_t>> owned_constants_;
+  std::vector<Step> steps_;
+  std::vector<int> inputs_;   // value ids in run order
+  std::vector<int> outputs_;  // value ids in run order
+  int current_op_ = 0;
+  size_t scratch_cursor_ = 0, scratch_size_ = 0;
+  MemHandle arena_, constants_, scratch_;
+  MemHandle placeholder_;  // bound where a kernel argument is an empty tensor
+};
+
+}  // namespace loom::opencl
