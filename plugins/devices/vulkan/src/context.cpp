@@ -1,0 +1,208 @@
+#include "context.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "vk_check.hpp"
+
+namespace loom::vulkan {
+namespace {
+
+constexpr VkDeviceSize kBlockSize = 256ull << 20;   // device-local sub-allocation blocks
+constexpr VkDeviceSize kStagingSize = 16ull << 20;  // host transfers go in chunks of this
+
+bool parse_bool(const std::string& key, const std::string& value) {
+  if (value == "1" || value == "true" || value == "on") return true;
+  if (value == "0" || value == "false" || value == "off") return false;
+  sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
+            "vulkan device: option " + key + "='" + value + "' is not 0 or 1");
+}
+
+}  // namespace
+
+Options parse_options(const char* text_in) {
+  Options o;
+  o.validation = validation_requested_by_environment();
+  std::string text = text_in ? text_in : "";
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(';', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    std::string key = item.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (key == "precision") {
+      if (value != "f32" && value != "f16" && value != "bf16")
+        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
+                  "vulkan device: option precision='" + value + "' is not f32, f16 or bf16");
+      o.fp16 = value == "f16";  // bf16: no bf16 support, f32 it is
+    } else if (key == "validation") {
+      o.validation = parse_bool(key, value);
+    } else if (key == "pipeline_cache") {
+      o.pipeline_cache = parse_bool(key, value);
+    } else if (key == "threads") {
+      // The core passes the user's thread count to every device; a GPU has no use for it.
+    } else {
+      sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
+                "vulkan device: unknown option '" + key +
+                    "' (known: precision=f32|f16|bf16, validation=0|1, pipeline_cache=0|1)");
+    }
+  }
+  return o;
+}
+
+Context::Context(std::shared_ptr<Instance> instance, size_t index, const Options& options)
+    : instance_(std::move(instance)), options_(options) {
+  const auto& devices = instance_->devices();
+  if (index >= devices.size())
+    sdk::fail(LOOM_ERROR_NOT_FOUND, "vulkan: instance " + std::to_string(index) +
+                                        " does not exist (there are " +
+                                        std::to_string(devices.size()) + ")");
+  physical_ = devices[index];
+  name_ = "vulkan:" + std::to_string(index);
+  if (!physical_.unavailable.empty())
+    sdk::fail(LOOM_ERROR_UNAVAILABLE, name_ + " is unavailable: " + physical_.unavailable);
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue{};
+  queue.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+  queue.queueFamilyIndex = physical_.compute_queue_family;
+  queue.queueCount = 1;
+  queue.pQueuePriorities = &priority;
+  VkDeviceCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &queue;
+  VkResult r = vkCreateDevice(physical_.handle, &info, nullptr, &device_);
+  if (r != VK_SUCCESS)
+    sdk::fail(LOOM_ERROR_UNAVAILABLE, name_ + " (" + physical_.properties.deviceName +
+                                          ") is unavailable: vkCreateDevice failed with " +
+                                          result_name(r));
+  try {
+    vkGetDeviceQueue(device_, physical_.compute_queue_family, 0, &queue_);
+    memory_ = std::make_unique<MemoryPool>(device_, physical_, kBlockSize);
+    pipelines_ = std::make_unique<PipelineStore>(device_, options_.pipeline_cache
+                                                              ? pipeline_cache_path(physical_)
+                                                              : std::filesystem::path());
+    if (!memory_->host_visible())
+      staging_ = create_staging_buffer(device_, physical_, kStagingSize);
+    VkCommandPoolCreateInfo pool{};
+    pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pool.queueFamilyIndex = physical_.compute_queue_family;
+    vk_check(vkCreateCommandPool(device_, &pool, nullptr, &transfer_pool_), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo alloc{};
+    alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    alloc.commandPool = transfer_pool_;
+    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    alloc.commandBufferCount = 1;
+    vk_check(vkAllocateCommandBuffers(device_, &alloc, &transfer_cmd_), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fence{};
+    fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    vk_check(vkCreateFence(device_, &fence, nullptr, &transfer_fence_), "vkCreateFence");
+  } catch (...) {
+    cleanup();
+    throw;
+  }
+}
+
+Context::~Context() {
+  cleanup();
+}
+
+void Context::cleanup() {
+  if (device_ == VK_NULL_HANDLE) return;
+  vkDeviceWaitIdle(device_);
+  if (transfer_fence_) vkDestroyFence(device_, transfer_fence_, nullptr);
+  if (transfer_pool_) vkDestroyCommandPool(device_, transfer_pool_, nullptr);
+  destroy_staging_buffer(device_, staging_);
+  pipelines_.reset();
+  memory_.reset();
+  vkDestroyDevice(device_, nullptr);
+  device_ = VK_NULL_HANDLE;
+  transfer_fence_ = VK_NULL_HANDLE;
+  transfer_pool_ = VK_NULL_HANDLE;
+}
+
+std::string Context::description() const {
+  std::string text = physical_.describe();
+  if (options_.fp16)
+    text += ", precision=f16 requested: kernels store f32 (fp16 storage not implemented yet)";
+  if (instance_->validation_enabled()) text += ", validation layer on";
+  return text;
+}
+
+void Context::submit_and_wait(std::span<const VkCommandBuffer> buffers, VkFence fence) {
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.commandBufferCount = static_cast<uint32_t>(buffers.size());
+  submit.pCommandBuffers = buffers.data();
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    vk_check(vkQueueSubmit(queue_, 1, &submit, fence), "vkQueueSubmit");
+  }
+  vk_check(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  vk_check(vkResetFences(device_, 1, &fence), "vkResetFences");
+}
+
+void Context::upload(const void* src, const Allocation& dst, VkDeviceSize offset,
+                     VkDeviceSize size) {
+  if (size == 0) return;
+  if (dst.mapped) {
+    std::memcpy(static_cast<char*>(dst.mapped) + offset, src, size);
+    return;
+  }
+  staged_copy(true, dst, offset, static_cast<char*>(const_cast<void*>(src)), size);
+}
+
+void Context::download(const Allocation& src, VkDeviceSize offset, void* dst, VkDeviceSize size) {
+  if (size == 0) return;
+  if (src.mapped) {
+    std::memcpy(dst, static_cast<const char*>(src.mapped) + offset, size);
+    return;
+  }
+  staged_copy(false, src, offset, static_cast<char*>(dst), size);
+}
+
+void Context::staged_copy(bool to_device, const Allocation& range, VkDeviceSize offset, char* host,
+                          VkDeviceSize size) {
+  std::lock_guard<std::mutex> lock(transfer_mutex_);
+  for (VkDeviceSize done = 0; done < size;) {
+    VkDeviceSize chunk = std::min(size - done, staging_.size);
+    if (to_device) std::memcpy(staging_.mapped, host + done, chunk);
+    vk_check(vkResetCommandBuffer(transfer_cmd_, 0), "vkResetCommandBuffer");
+    VkCommandBufferBeginInfo begin{};
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vk_check(vkBeginCommandBuffer(transfer_cmd_, &begin), "vkBeginCommandBuffer");
+    VkBufferCopy region{};
+    region.size = chunk;
+    if (to_device) {
+      region.dstOffset = range.offset + offset + done;
+      vkCmdCopyBuffer(transfer_cmd_, staging_.buffer, range.buffer, 1, &region);
+    } else {
+      region.srcOffset = range.offset + offset + done;
+      vkCmdCopyBuffer(transfer_cmd_, range.buffer, staging_.buffer, 1, &region);
+    }
+    // Make the copy visible to later queue work (to_device) or to the host (download).
+    VkMemoryBarrier barrier{};
+    barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask = to_device ? VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT
+                                      : VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(transfer_cmd_, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         to_device
+                             ? VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT
+                             : VK_PIPELINE_STAGE_HOST_BIT,
+                         0, 1, &barrier, 0, nullptr, 0, nullptr);
+    vk_check(vkEndCommandBuffer(transfer_cmd_), "vkEndCommandBuffer");
+    submit_and_wait(std::span<const VkCommandBuffer>(&transfer_cmd_, 1), transfer_fence_);
+    if (!to_device) std::memcpy(host + done, staging_.mapped, chunk);
+    done += chunk;
+  }
+}
+
+}  // namespace loom::vulkan

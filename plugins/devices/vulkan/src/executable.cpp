@@ -1,0 +1,557 @@
+#include "executable.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+#include <variant>
+
+#include "handles.hpp"
+#include "ops/ops.hpp"
+#include "vk_check.hpp"
+
+namespace loom::vulkan {
+namespace {
+
+constexpr uint64_t kAlign = 256;  // sub-range alignment inside our own regions
+uint64_t align_up(uint64_t v, uint64_t a) {
+  return (v + a - 1) / a * a;
+}
+
+}  // namespace
+
+struct DispatchStep {
+  const Pipeline* pipeline = nullptr;
+  std::vector<Loc> bindings;
+  std::array<uint32_t, 3> groups{};
+  VkDescriptorSet set = VK_NULL_HANDLE;
+};
+struct CopyStep {
+  Loc src, dst;
+  uint64_t bytes = 0;
+};
+struct Executable::Step {
+  std::variant<DispatchStep, CopyStep> what;
+};
+
+uint32_t u32(int64_t v, const char* what) {
+  if (v < 0 || v > static_cast<int64_t>(UINT32_MAX))
+    sdk::fail(LOOM_ERROR_UNSUPPORTED, std::string("vulkan: ") + what + " = " + std::to_string(v) +
+                                          " does not fit the kernels' 32-bit indices");
+  return static_cast<uint32_t>(v);
+}
+
+std::array<uint32_t, 3> Builder::grid_for(uint64_t groups) {
+  uint64_t max_x = context().limits().maxComputeWorkGroupCount[0];
+  uint64_t x = std::min<uint64_t>(std::max<uint64_t>(groups, 1), max_x);
+  uint64_t y = (groups + x - 1) / x;
+  if (y > context().limits().maxComputeWorkGroupCount[1])
+    sdk::fail(LOOM_ERROR_UNSUPPORTED, "vulkan: " + std::to_string(groups) +
+                                          " workgroups exceed the device's dispatch limits");
+  return {static_cast<uint32_t>(x), static_cast<uint32_t>(std::max<uint64_t>(y, 1)), 1};
+}
+
+void Builder::dispatch_1d(std::string_view shader, std::vector<uint32_t> spec,
+                          const std::vector<Loc>& bindings, uint64_t count) {
+  if (count == 0) return;
+  uint32_t local = std::min<uint32_t>({256u, context().limits().maxComputeWorkGroupSize[0],
+                                       context().limits().maxComputeWorkGroupInvocations});
+  spec.at(0) = local;
+  dispatch(shader, spec, bindings, grid_for((count + local - 1) / local));
+}
+
+void Builder::dispatch_rows(std::string_view shader, std::vector<uint32_t> spec,
+                            const std::vector<Loc>& bindings, uint64_t rows, uint64_t row_length) {
+  if (rows == 0) return;
+  uint32_t limit = std::min<uint32_t>({256u, context().limits().maxComputeWorkGroupSize[0],
+                                       context().limits().maxComputeWorkGroupInvocations});
+  // A power of two (the shaders' tree reduction needs it), no larger than the row.
+  uint32_t local = 1;
+  while (local * 2 <= limit && local < row_length) local *= 2;
+  local = std::max<uint32_t>(local, std::min<uint32_t>(32, limit));
+  spec.at(0) = local;
+  dispatch(shader, spec, bindings, grid_for(rows));
+}
+
+// Builds the steps of one executable.
+class SubgraphBuilder final : public Builder {
+ public:
+  SubgraphBuilder(Executable& exe) : exe_(exe), g_(exe.graph_) {
+    consumers_.resize(g_.num_values);
+    for (size_t n = 0; n < g_.num_nodes; ++n)
+      for (size_t i = 0; i < g_.nodes[n]->num_inputs; ++i)
+        if (int id = g_.nodes[n]->inputs[i]; id >= 0) consumers_[id].push_back(n);
+    skipped_.assign(g_.num_nodes, false);
+  }
+
+  void build_all() {
+    for (size_t i = 0; i < g_.num_inputs; ++i) place(g_.inputs[i]);
+    for (size_t n = 0; n < g_.num_nodes; ++n) {
+      current_ = n;
+      if (skipped_[n]) continue;
+      const loom_node_t& node = *g_.nodes[n];
+      const OpDef* op = find_op(node.domain ? node.domain : "", node.op_type);
+      if (!op)
+        sdk::fail(LOOM_ERROR_UNSUPPORTED, std::string("vulkan: no kernel for ") + node.op_type +
+                                              " (node '" + node.name + "')");
+      bool any_output = false;
+      for (size_t o = 0; o < node.num_outputs; ++o)
+        if (node.outputs[o] >= 0 && value(node.outputs[o]).elements() > 0) any_output = true;
+      for (size_t o = 0; o < node.num_outputs; ++o)
+        if (node.outputs[o] >= 0) place(node.outputs[o]);
+      if (!any_output) continue;
+      op->build(*this, node);
+    }
+    for (size_t i = 0; i < g_.num_outputs; ++i) place(g_.outputs[i]);
+  }
+
+  const loom_graph_t& graph() const override { return g_; }
+  Context& context() override { return exe_.context_; }
+
+  bool has_input(const loom_node_t& node, size_t i) const override {
+    return i < node.num_inputs && node.inputs[i] >= 0;
+  }
+  const TensorInfo& input(const loom_node_t& node, size_t i) override {
+    if (!has_input(node, i))
+      sdk::fail(LOOM_ERROR_INVALID_MODEL, std::string(node.op_type) + " node '" + node.name +
+                                              "': input " + std::to_string(i) + " is missing");
+    return place(node.inputs[i]);
+  }
+  const TensorInfo& output(const loom_node_t& node, size_t i) override {
+    if (i >= node.num_outputs || node.outputs[i] < 0)
+      sdk::fail(LOOM_ERROR_INVALID_MODEL, std::string(node.op_type) + " node '" + node.name +
+                                              "': output " + std::to_string(i) + " is missing");
+    return place(node.outputs[i]);
+  }
+
+  Loc upload(const void* data, size_t bytes) override {
+    auto& c = exe_.constant_bytes_;
+    uint64_t offset = align_up(c.size(), kAlign);
+    c.resize(offset + align_up(std::max<size_t>(bytes, 4), kAlign));
+    if (bytes) std::memcpy(c.data() + offset, data, bytes);
+    return {Region::kConstants, offset, bytes};
+  }
+  Loc scratch(size_t bytes) override {
+    uint64_t offset = align_up(exe_.private_bytes_, kAlign);
+    exe_.private_bytes_ = offset + align_up(std::max<size_t>(bytes, 4), kAlign);
+    return {Region::kPrivate, offset, bytes};
+  }
+  Loc error_word() override {
+    if (!exe_.uses_error_word_) {
+      exe_.error_word_ = scratch(4);
+      exe_.uses_error_word_ = true;
+    }
+    return exe_.error_word_;
+  }
+
+  const loom_node_t* sole_consumer(const loom_node_t& node) override {
+    if (node.num_outputs < 1 || node.outputs[0] < 0) return nullptr;
+    int id = node.outputs[0];
+    if ((g_.values[id]->flags & LOOM_VALUE_GRAPH_OUTPUT) || consumers_[id].size() != 1)
+      return nullptr;
+    size_t c = consumers_[id][0];
+    const loom_node_t& next = *g_.nodes[c];
+    if (c <= current_ || skipped_[c] || next.num_inputs < 1 || next.inputs[0] != id ||
+        next.num_outputs < 1 || next.outputs[0] < 0)
+      return nullptr;
+    for (size_t i = 1; i < next.num_inputs; ++i)
+      if (next.inputs[i] == id) return nullptr;
+    return &next;
+  }
+  void absorb(const loom_node_t& node) override {
+    for (size_t n = 0; n < g_.num_nodes; ++n)
+      if (g_.nodes[n] == &node) skipped_[n] = true;
+  }
+  std::pair<Epilogue, const TensorInfo*> fuse_activation(const loom_node_t& node) override {
+    if (const loom_node_t* next = sole_consumer(node))
+      if (std::optional<Epilogue> e = as_epilogue(g_, *next)) {
+        absorb(*next);
+        return {*e, &output(*next, 0)};
+      }
+    return {Epilogue{}, &output(node, 0)};
+  }
+
+  void dispatch(std::string_view shader, const std::vector<uint32_t>& spec,
+                const std::vector<Loc>& bindings, std::array<uint32_t, 3> groups) override {
+    if (bindings.size() > kMaxBindings)
+      sdk::fail(LOOM_ERROR_INTERNAL, "vulkan: too many bindings for " + std::string(shader));
+    DispatchStep d;
+    d.pipeline = &context().pipelines().get(shader, static_cast<uint32_t>(bindings.size()), spec);
+    d.bindings = bindings;
+    d.groups = groups;
+    exe_.steps_.push_back({d});
+  }
+  void copy(const Loc& src, const Loc& dst, uint64_t bytes) override {
+    if (bytes) exe_.steps_.push_back({CopyStep{src, dst, bytes}});
+  }
+
+ private:
+  TensorInfo& value(int id) {
+    TensorInfo& t = exe_.values_.at(static_cast<size_t>(id));
+    if (t.id >= 0) return t;
+    const loom_value_info_t* v = g_.values[id];
+    t.id = id;
+    t.info = v;
+    t.dtype = v->dtype;
+    if (v->rank < 0)
+      sdk::fail(LOOM_ERROR_UNSUPPORTED,
+                std::string("vulkan: value '") + v->name + "' has an unknown rank at compile time");
+    for (int32_t d = 0; d < v->rank; ++d) {
+      if (v->dims[d] < 0)
+        sdk::fail(LOOM_ERROR_UNSUPPORTED, std::string("vulkan: value '") + v->name +
+                                              "' has an unknown extent at compile time");
+      t.dims.push_back(v->dims[d]);
+    }
+    return t;
+  }
+
+  // Gives a value its location on first use.
+  TensorInfo& place(int id) {
+    TensorInfo& t = value(id);
+    if (placed_.count(id)) return t;
+    placed_.insert(id);
+    const loom_value_info_t* v = t.info;
+    size_t elem = sdk::dtype_size(t.dtype);
+    if (elem == 0 || t.dtype == LOOM_DTYPE_STRING)
+      sdk::fail(LOOM_ERROR_UNSUPPORTED, std::string("vulkan: value '") + v->name + "' has type " +
+                                            sdk::dtype_name(t.dtype));
+    uint64_t bytes = static_cast<uint64_t>(t.elements()) * elem;
+    if (v->flags & LOOM_VALUE_CONSTANT) {
+      if (!v->data || v->data_size < bytes)
+        sdk::fail(LOOM_ERROR_INVALID_MODEL,
+                  std::string("vulkan: constant '") + v->name + "' has no or too little data");
+      t.loc = upload(v->data, bytes);
+    } else if (!(v->flags & (LOOM_VALUE_GRAPH_INPUT | LOOM_VALUE_GRAPH_OUTPUT)) && bytes > 0) {
+      t.loc = {Region::kArena, 0, bytes, id};
+    } else {
+      t.loc = scratch(bytes);
+    }
+    return t;
+  }
+
+  Executable& exe_;
+  const loom_graph_t& g_;
+  std::vector<std::vector<size_t>> consumers_;
+  std::vector<bool> skipped_;
+  std::set<int> placed_;
+  size_t current_ = 0;
+};
+
+Executable::Executable(Context& context, const loom_graph_t& graph, size_t arena_size)
+    : context_(context), graph_(graph), arena_bytes_(arena_size) {
+  values_.resize(graph.num_values);
+  try {
+    SubgraphBuilder builder(*this);
+    builder.build_all();
+    plan_arena();
+    arena_ = context_.memory().allocate(arena_bytes_);
+    private_ = context_.memory().allocate(private_bytes_);
+    constants_ = context_.memory().allocate(constant_bytes_.size());
+    context_.upload(constant_bytes_.data(), constants_, 0, constant_bytes_.size());
+    // The host copy is no longer needed; the graph view keeps the originals alive anyway.
+    std::vector<uint8_t>().swap(constant_bytes_);
+    record();
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+Executable::~Executable() {
+  release();
+}
+
+void Executable::release() {
+  VkDevice dev = context_.device();
+  if (fence_) vkDestroyFence(dev, fence_, nullptr);
+  if (command_pool_) vkDestroyCommandPool(dev, command_pool_, nullptr);
+  if (descriptor_pool_) vkDestroyDescriptorPool(dev, descriptor_pool_, nullptr);
+  fence_ = VK_NULL_HANDLE;
+  command_pool_ = VK_NULL_HANDLE;
+  descriptor_pool_ = VK_NULL_HANDLE;
+  context_.memory().release(arena_);
+  context_.memory().release(private_);
+  context_.memory().release(constants_);
+  arena_ = private_ = constants_ = Allocation{};
+}
+
+std::pair<VkBuffer, uint64_t> Executable::absolute(const Loc& loc) const {
+  const Allocation& region = loc.region == Region::kArena       ? arena_
+                             : loc.region == Region::kConstants ? constants_
+                                                                : private_;
+  uint64_t base =
+      loc.region == Region::kArena ? value_offsets_.at(static_cast<size_t>(loc.value)) : 0;
+  return {region.buffer, region.offset + base + loc.offset};
+}
+
+// The core plans the arena from the graph's node order, but fused kernels write a value
+// (the fused activation's output) earlier than that plan assumes, so the plan could overlap it
+// with a value still being read. The arena is therefore planned here, over the recorded steps:
+// a value lives from the first to the last step that binds it; values are placed largest
+// first at the lowest offset that overlaps no live-overlapping value.
+void Executable::plan_arena() {
+  struct Interval {
+    int value;
+    size_t first, last;
+    uint64_t bytes;
+  };
+  std::map<int, Interval> live;
+  auto touch = [&](const Loc& loc, size_t step) {
+    if (loc.region != Region::kArena) return;
+    uint64_t bytes = values_.at(static_cast<size_t>(loc.value)).loc.bytes;
+    auto [it, fresh] = live.try_emplace(loc.value, Interval{loc.value, step, step, bytes});
+    if (!fresh) it->second.last = step;
+  };
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (auto* d = std::get_if<DispatchStep>(&steps_[i].what)) {
+      for (const Loc& l : d->bindings) touch(l, i);
+    } else {
+      const CopyStep& c = std::get<CopyStep>(steps_[i].what);
+      touch(c.src, i);
+      touch(c.dst, i);
+    }
+  }
+  std::vector<Interval> order;
+  for (auto& [id, iv] : live) order.push_back(iv);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Interval& a, const Interval& b) { return a.bytes > b.bytes; });
+  value_offsets_.assign(values_.size(), 0);
+  std::vector<std::pair<Interval, uint64_t>> placed;
+  arena_bytes_ = 0;
+  for (const Interval& iv : order) {
+    uint64_t size = align_up(iv.bytes, kAlign);
+    std::vector<std::pair<uint64_t, uint64_t>> busy;  // [begin, end) of overlapping lifetimes
+    for (const auto& [other, offset] : placed)
+      if (other.first <= iv.last && iv.first <= other.last)
+        busy.push_back({offset, offset + align_up(other.bytes, kAlign)});
+    std::sort(busy.begin(), busy.end());
+    uint64_t at = 0;
+    for (const auto& [b, e] : busy) {
+      if (at + size <= b) break;
+      at = std::max(at, e);
+    }
+    value_offsets_[static_cast<size_t>(iv.value)] = at;
+    placed.push_back({iv, at});
+    arena_bytes_ = std::max(arena_bytes_, at + size);
+  }
+}
+
+VkDescriptorBufferInfo Executable::resolve(const Loc& loc, uint32_t* word_offset) const {
+  auto [buffer, absolute] = this->absolute(loc);
+  uint64_t align = std::max<uint64_t>(context_.limits().minStorageBufferOffsetAlignment, 4);
+  uint64_t base = absolute / align * align;
+  uint64_t delta = absolute - base;
+  uint64_t range = align_up(delta + std::max<uint64_t>(loc.bytes, 4), 4);
+  if (range > context_.limits().maxStorageBufferRange)
+    sdk::fail(LOOM_ERROR_UNSUPPORTED, "vulkan: a tensor of " + std::to_string(loc.bytes) +
+                                          " bytes exceeds the device's maxStorageBufferRange (" +
+                                          std::to_string(context_.limits().maxStorageBufferRange) +
+                                          ")");
+  if (word_offset) *word_offset = static_cast<uint32_t>(delta / 4);
+  return {buffer, base, range};
+}
+
+void Executable::record() {
+  VkDevice dev = context_.device();
+  size_t sets = 0, descriptors = 0;
+  for (const Step& s : steps_)
+    if (auto* d = std::get_if<DispatchStep>(&s.what)) {
+      ++sets;
+      descriptors += d->bindings.size();
+    }
+  if (sets) {
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                              static_cast<uint32_t>(descriptors)};
+    VkDescriptorPoolCreateInfo pool{};
+    pool.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+    pool.maxSets = static_cast<uint32_t>(sets);
+    pool.poolSizeCount = 1;
+    pool.pPoolSizes = &size;
+    vk_check(vkCreateDescriptorPool(dev, &pool, nullptr, &descriptor_pool_),
+             "vkCreateDescriptorPool");
+  }
+  VkCommandPoolCreateInfo cp{};
+  cp.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  cp.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  cp.queueFamilyIndex = context_.queue_family();
+  vk_check(vkCreateCommandPool(dev, &cp, nullptr, &command_pool_), "vkCreateCommandPool");
+  VkCommandBuffer buffers[2];
+  VkCommandBufferAllocateInfo ca{};
+  ca.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  ca.commandPool = command_pool_;
+  ca.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ca.commandBufferCount = 2;
+  vk_check(vkAllocateCommandBuffers(dev, &ca, buffers), "vkAllocateCommandBuffers");
+  main_ = buffers[0];
+  transfers_ = buffers[1];
+  VkFenceCreateInfo fi{};
+  fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  vk_check(vkCreateFence(dev, &fi, nullptr, &fence_), "vkCreateFence");
+
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  vk_check(vkBeginCommandBuffer(main_, &begin), "vkBeginCommandBuffer");
+  // Every step waits for the previous ones: kernels of one subgraph mostly form a chain, and a
+  // global barrier is what drivers handle best for that.
+  VkMemoryBarrier barrier{};
+  barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                          VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  const VkPipelineStageFlags stages =
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  auto full_barrier = [&] {
+    vkCmdPipelineBarrier(main_, stages, stages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+  };
+  full_barrier();  // after the input copies of the transfer command buffer
+  for (Step& s : steps_) {
+    if (auto* d = std::get_if<DispatchStep>(&s.what)) {
+      VkDescriptorSetAllocateInfo sa{};
+      sa.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+      sa.descriptorPool = descriptor_pool_;
+      sa.descriptorSetCount = 1;
+      sa.pSetLayouts = &d->pipeline->set_layout;
+      vk_check(vkAllocateDescriptorSets(dev, &sa, &d->set), "vkAllocateDescriptorSets");
+      uint32_t words[kMaxBindings] = {};
+      std::vector<VkDescriptorBufferInfo> infos(d->bindings.size());
+      std::vector<VkWriteDescriptorSet> writes(d->bindings.size());
+      for (size_t i = 0; i < d->bindings.size(); ++i) {
+        infos[i] = resolve(d->bindings[i], &words[i]);
+        writes[i] = VkWriteDescriptorSet{};
+        writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+        writes[i].dstSet = d->set;
+        writes[i].dstBinding = static_cast<uint32_t>(i);
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+      }
+      vkUpdateDescriptorSets(dev, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+      vkCmdBindPipeline(main_, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->pipeline);
+      vkCmdBindDescriptorSets(main_, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->layout, 0, 1,
+                              &d->set, 0, nullptr);
+      vkCmdPushConstants(main_, d->pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof words,
+                         words);
+      vkCmdDispatch(main_, d->groups[0], d->groups[1], d->groups[2]);
+    } else {
+      const CopyStep& c = std::get<CopyStep>(s.what);
+      auto [src_buffer, src_offset] = absolute(c.src);
+      auto [dst_buffer, dst_offset] = absolute(c.dst);
+      VkBufferCopy region{};
+      region.srcOffset = src_offset;
+      region.dstOffset = dst_offset;
+      region.size = c.bytes;
+      vkCmdCopyBuffer(main_, src_buffer, dst_buffer, 1, &region);
+    }
+    full_barrier();
+  }
+  vk_check(vkEndCommandBuffer(main_), "vkEndCommandBuffer");
+}
+
+void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tensor_t> outputs) {
+  if (inputs.size() != graph_.num_inputs)
+    sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "vulkan run: the subgraph has " +
+                                               std::to_string(graph_.num_inputs) + " inputs, " +
+                                               std::to_string(inputs.size()) + " given");
+  if (outputs.size() != graph_.num_outputs)
+    sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "vulkan run: the subgraph has " +
+                                               std::to_string(graph_.num_outputs) + " outputs, " +
+                                               std::to_string(outputs.size()) + " requested");
+  vk_check(vkResetCommandBuffer(transfers_, 0), "vkResetCommandBuffer");
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vk_check(vkBeginCommandBuffer(transfers_, &begin), "vkBeginCommandBuffer");
+  if (uses_error_word_) {
+    auto [buf, off] = absolute(error_word_);
+    vkCmdFillBuffer(transfers_, buf, off, 4, 0);
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const loom_tensor_t& t = inputs[i];
+    const TensorInfo& v = values_[static_cast<size_t>(graph_.inputs[i])];
+    if (v.id < 0) continue;  // not read by any kernel
+    if (t.dtype != v.dtype || t.byte_size != v.loc.bytes)
+      sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
+                std::string("vulkan run: input '") + v.info->name + "' is " +
+                    sdk::dtype_name(t.dtype) + " of " + std::to_string(t.byte_size) +
+                    " bytes, compiled for " + sdk::dtype_name(v.dtype) + " of " +
+                    std::to_string(v.loc.bytes));
+    if (t.byte_size == 0) continue;
+    auto [buf, off] = absolute(v.loc);
+    if (t.buffer) {
+      if (t.offset + t.byte_size > t.buffer->size)
+        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "vulkan run: input range exceeds its buffer");
+      VkBufferCopy region{t.buffer->allocation.offset + t.offset, off, t.byte_size};
+      vkCmdCopyBuffer(transfers_, t.buffer->allocation.buffer, buf, 1, &region);
+    } else if (t.data) {
+      context_.upload(t.data, private_, off - private_.offset, t.byte_size);
+    } else {
+      sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "vulkan run: input without data or buffer");
+    }
+  }
+  vk_check(vkEndCommandBuffer(transfers_), "vkEndCommandBuffer");
+
+  // Output buffers, and the copies into them (a third command buffer recorded per run).
+  std::vector<std::unique_ptr<loom_buffer_t>> made;
+  VkCommandBuffer out_cmd = VK_NULL_HANDLE;
+  VkCommandBufferAllocateInfo ca{};
+  ca.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  ca.commandPool = command_pool_;
+  ca.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ca.commandBufferCount = 1;
+  vk_check(vkAllocateCommandBuffers(context_.device(), &ca, &out_cmd), "vkAllocateCommandBuffers");
+  struct FreeCmd {
+    VkDevice d;
+    VkCommandPool p;
+    VkCommandBuffer c;
+    ~FreeCmd() { vkFreeCommandBuffers(d, p, 1, &c); }
+  } free_cmd{context_.device(), command_pool_, out_cmd};
+  try {
+    vk_check(vkBeginCommandBuffer(out_cmd, &begin), "vkBeginCommandBuffer");
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const TensorInfo& v = values_[static_cast<size_t>(graph_.outputs[i])];
+      auto buffer = std::make_unique<loom_buffer_t>();
+      buffer->size = v.loc.bytes;
+      buffer->allocation = context_.memory().allocate(v.loc.bytes);
+      if (v.loc.bytes) {
+        auto [buf, off] = absolute(v.loc);
+        VkBufferCopy region{off, buffer->allocation.offset, v.loc.bytes};
+        vkCmdCopyBuffer(out_cmd, buf, buffer->allocation.buffer, 1, &region);
+      }
+      made.push_back(std::move(buffer));
+    }
+    VkMemoryBarrier barrier{};
+    barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask =
+        VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_READ_BIT;
+    vkCmdPipelineBarrier(out_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         0, 1, &barrier, 0, nullptr, 0, nullptr);
+    vk_check(vkEndCommandBuffer(out_cmd), "vkEndCommandBuffer");
+    VkCommandBuffer all[3] = {transfers_, main_, out_cmd};
+    context_.submit_and_wait(all, fence_);
+    if (uses_error_word_) {
+      uint32_t word = 0;
+      context_.download(private_, error_word_.offset, &word, 4);
+      if (word)
+        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
+                  "vulkan run: an index input (Gather) is out of range for its data");
+    }
+  } catch (...) {
+    for (auto& b : made) context_.memory().release(b->allocation);
+    throw;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorInfo& v = values_[static_cast<size_t>(graph_.outputs[i])];
+    loom_tensor_t& out = outputs[i];
+    out = sdk::empty_tensor();
+    out.dtype = v.dtype;
+    out.rank = v.rank();
+    for (int d = 0; d < v.rank(); ++d) out.dims[d] = v.dims[static_cast<size_t>(d)];
+    out.byte_size = v.loc.bytes;
+    out.buffer = made[i].release();
+  }
+}
+
+}  // namespace loom::vulkan

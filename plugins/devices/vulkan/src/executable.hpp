@@ -1,0 +1,55 @@
+// A compiled subgraph: its memory (arena at the core's planned offsets, constants, private
+// slots for inputs and outputs), the dispatches recorded once into a command buffer, and the
+// per-run transfers of inputs and outputs.
+#pragma once
+
+#include <loom/plugin.h>
+#include <vulkan/vulkan.h>
+
+#include <memory>
+#include <vector>
+
+#include "builder.hpp"
+#include "context.hpp"
+
+namespace loom::vulkan {
+
+class Executable {
+ public:
+  Executable(Context& context, const loom_graph_t& graph, size_t arena_size);
+  ~Executable();
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  const loom_graph_t& graph() const { return graph_; }
+  // Copies the inputs in, replays the recorded command buffer, allocates the outputs (with the
+  // device's buffers) and copies the results out.
+  void run(std::span<const loom_tensor_t> inputs, std::span<loom_tensor_t> outputs);
+
+  struct Step;  // a dispatch or a copy (executable.cpp)
+
+ private:
+  friend class SubgraphBuilder;
+  void plan_arena();
+  void record();
+  std::pair<VkBuffer, uint64_t> absolute(const Loc& loc) const;
+  VkDescriptorBufferInfo resolve(const Loc& loc, uint32_t* word_offset) const;
+  void release();
+
+  Context& context_;
+  const loom_graph_t& graph_;
+  std::vector<TensorInfo> values_;  // per value id; loc set for the ones this subgraph uses
+  std::vector<Step> steps_;
+  std::vector<uint8_t> constant_bytes_;
+  std::vector<uint64_t> value_offsets_;  // arena offset per value id (plan_arena)
+  uint64_t arena_bytes_ = 0, private_bytes_ = 0;
+  bool uses_error_word_ = false;
+  Loc error_word_;
+  Allocation arena_, constants_, private_;
+  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer main_ = VK_NULL_HANDLE, transfers_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+};
+
+}  // namespace loom::vulkan
