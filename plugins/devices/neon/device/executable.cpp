@@ -1,0 +1,171 @@
+#include "device/executable.hpp"
+
+#include <loom/plugin.hpp>
+
+namespace loom::neon {
+namespace {
+
+class PoolRuntime final : public Runtime {
+ public:
+  explicit PoolRuntime(cpu::ThreadPool& pool) : pool_(pool) {}
+  void parallel_for(size_t n, size_t grain,
+                    const std::function<void(size_t, size_t)>& fn) const override {
+    pool_.parallel_for(n, grain, fn);
+  }
+  int threads() const override { return pool_.threads(); }
+
+ private:
+  cpu::ThreadPool& pool_;
+};
+
+}  // namespace
+
+Executable::Executable(const loom_graph_t& graph, cpu::ThreadPool& pool,
+                       const CompileOptions& options)
+    : pool_(pool) {
+  num_values_ = graph.num_values;
+  auto check_index = [&](int32_t v, const std::string& what) {
+    if (v < -1 || (v >= 0 && static_cast<size_t>(v) >= num_values_))
+      fail(LOOM_ERROR_INVALID_MODEL,
+           what + " refers to value " + std::to_string(v) + " of " + std::to_string(num_values_));
+  };
+  constants_.resize(num_values_);
+  for (size_t v = 0; v < num_values_; ++v) {
+    const loom_value_info_t& info = *graph.values[v];
+    if (!(info.flags & LOOM_VALUE_CONSTANT) || info.dtype != LOOM_DTYPE_FLOAT32) continue;
+    if (info.rank < 0)
+      fail(LOOM_ERROR_INVALID_MODEL, std::string("constant '") + info.name + "' has no shape");
+    Tensor& t = constants_[v];
+    t.dims.assign(info.dims, info.dims + info.rank);
+    if (info.data_size != t.size() * sizeof(float) || (info.data_size && !info.data))
+      fail(LOOM_ERROR_INVALID_MODEL, std::string("constant '") + info.name + "' holds " +
+                                         std::to_string(info.data_size) + " bytes, its shape " +
+                                         shape_text(t.dims) + " needs " +
+                                         std::to_string(t.size() * sizeof(float)));
+    // Read-only: ops never write their inputs.
+    t.data = static_cast<float*>(const_cast<void*>(info.data));
+  }
+  for (size_t i = 0; i < graph.num_inputs; ++i) {
+    int32_t v = graph.inputs[i];
+    check_index(v, "subgraph input " + std::to_string(i));
+    const loom_value_info_t& info = *graph.values[v];
+    if (info.dtype != LOOM_DTYPE_FLOAT32 && info.dtype != LOOM_DTYPE_UNDEFINED)
+      fail(LOOM_ERROR_UNSUPPORTED, std::string("neon: subgraph input '") + info.name + "' is " +
+                                       sdk::dtype_name(info.dtype) + ", not float32");
+    Input in{v, info.name, info.rank, {}};
+    if (info.rank > 0) in.dims.assign(info.dims, info.dims + info.rank);
+    inputs_.push_back(std::move(in));
+  }
+  for (size_t i = 0; i < graph.num_outputs; ++i) {
+    check_index(graph.outputs[i], "subgraph output " + std::to_string(i));
+    outputs_.push_back(graph.outputs[i]);
+    output_names_.push_back(graph.values[graph.outputs[i]]->name);
+  }
+
+  std::vector<int64_t> last_use(num_values_, -1);
+  for (size_t n = 0; n < graph.num_nodes; ++n) {
+    const loom_node_t& node = *graph.nodes[n];
+    Step step;
+    step.label = where(node);
+    std::string reason = why_unsupported(graph, node);
+    if (!reason.empty()) fail(LOOM_ERROR_UNSUPPORTED, step.label + ": " + reason);
+    for (size_t i = 0; i < node.num_inputs; ++i) {
+      check_index(node.inputs[i], step.label + ": input " + std::to_string(i));
+      step.inputs.push_back(node.inputs[i]);
+      if (node.inputs[i] >= 0) last_use[static_cast<size_t>(node.inputs[i])] = int64_t(n);
+    }
+    for (size_t i = 0; i < node.num_outputs; ++i) {
+      check_index(node.outputs[i], step.label + ": output " + std::to_string(i));
+      step.outputs.push_back(node.outputs[i]);
+      if (node.outputs[i] >= 0) last_use[static_cast<size_t>(node.outputs[i])] = int64_t(n);
+    }
+    try {
+      step.op = find_op(node)->create(graph, node, options);
+    } catch (const sdk::Error& e) {
+      throw sdk::Error(e.code(), step.label + ": " + e.what());
+    }
+    steps_.push_back(std::move(step));
+  }
+  for (int32_t v : outputs_) last_use[static_cast<size_t>(v)] = -1;
+  for (size_t v = 0; v < num_values_; ++v)
+    if (last_use[v] >= 0)
+      steps_[static_cast<size_t>(last_use[v])].release_after.push_back(static_cast<int32_t>(v));
+}
+
+std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs) const {
+  if (inputs.size() != inputs_.size())
+    fail(LOOM_ERROR_INVALID_ARGUMENT, "neon: the subgraph takes " + std::to_string(inputs_.size()) +
+                                          " inputs, " + std::to_string(inputs.size()) + " given");
+  std::vector<Tensor> values(num_values_);
+  std::vector<bool> present(num_values_, false);
+  for (size_t v = 0; v < num_values_; ++v)
+    if (constants_[v].data || !constants_[v].dims.empty()) {
+      values[v] = constants_[v];
+      present[v] = constants_[v].data != nullptr || constants_[v].size() == 0;
+    }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Input& spec = inputs_[i];
+    const loom_tensor_t& in = inputs[i];
+    std::string what = "neon: input '" + spec.name + "'";
+    if (in.dtype != LOOM_DTYPE_FLOAT32)
+      fail(LOOM_ERROR_INVALID_ARGUMENT,
+           what + " is " + sdk::dtype_name(in.dtype) + ", expected float32");
+    if (in.rank < 0 || in.rank > LOOM_MAX_RANK || (spec.rank >= 0 && in.rank != spec.rank))
+      fail(LOOM_ERROR_INVALID_ARGUMENT, what + " has rank " + std::to_string(in.rank) +
+                                            ", expected " + std::to_string(spec.rank));
+    Tensor t;
+    t.dims.assign(in.dims, in.dims + in.rank);
+    for (size_t d = 0; d < t.dims.size(); ++d)
+      if (t.dims[d] < 0 || (d < spec.dims.size() && spec.dims[d] >= 0 && t.dims[d] != spec.dims[d]))
+        fail(LOOM_ERROR_INVALID_ARGUMENT, what + " has shape " + shape_text(t.dims) +
+                                              ", which does not fit " + shape_text(spec.dims));
+    if (t.size() > 0 && (!in.data || in.byte_size < t.size() * sizeof(float)))
+      fail(LOOM_ERROR_INVALID_ARGUMENT, what + " has no host data or fewer bytes than its shape");
+    t.data = static_cast<float*>(in.data);
+    values[static_cast<size_t>(spec.value)] = std::move(t);
+    present[static_cast<size_t>(spec.value)] = true;
+  }
+
+  PoolRuntime rt(pool_);
+  std::vector<const Tensor*> in_ptrs;
+  std::vector<Tensor> outs;
+  for (const Step& step : steps_) {
+    in_ptrs.clear();
+    for (int32_t v : step.inputs) {
+      if (v < 0) {
+        in_ptrs.push_back(nullptr);
+        continue;
+      }
+      if (!present[static_cast<size_t>(v)])
+        fail(LOOM_ERROR_RUNTIME, step.label + ": an input has not been computed");
+      in_ptrs.push_back(&values[static_cast<size_t>(v)]);
+    }
+    outs.assign(step.outputs.size(), Tensor{});
+    try {
+      step.op->run(in_ptrs, outs, rt);
+    } catch (const sdk::Error& e) {
+      throw sdk::Error(e.code(), step.label + ": " + e.what());
+    } catch (const std::bad_alloc&) {
+      throw sdk::Error(LOOM_ERROR_OUT_OF_MEMORY, step.label + ": out of memory");
+    }
+    for (size_t i = 0; i < step.outputs.size(); ++i) {
+      if (step.outputs[i] < 0) continue;
+      values[static_cast<size_t>(step.outputs[i])] = std::move(outs[i]);
+      present[static_cast<size_t>(step.outputs[i])] = true;
+    }
+    for (int32_t v : step.release_after) {
+      values[static_cast<size_t>(v)] = Tensor{};
+      present[static_cast<size_t>(v)] = false;
+    }
+  }
+  std::vector<Tensor> results;
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    auto v = static_cast<size_t>(outputs_[i]);
+    if (!present[v])
+      fail(LOOM_ERROR_RUNTIME, "neon: output '" + output_names_[i] + "' was not computed");
+    results.push_back(values[v]);
+  }
+  return results;
+}
+
+}  // namespace loom::neon

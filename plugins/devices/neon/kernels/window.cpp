@@ -1,0 +1,77 @@
+#include "kernels/window.hpp"
+
+#include <algorithm>
+#include <loom/plugin.hpp>
+
+namespace loom::neon {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+}  // namespace
+
+void Window2d::interior_columns(int64_t& ox_lo, int64_t& ox_hi) const {
+  // ox * sw - pl >= 0 and ox * sw - pl + (kw - 1) * dw <= iw - 1.
+  ox_lo = std::min(ow, ceil_div(pl, sw));
+  const int64_t last = iw - 1 - (kw - 1) * dw + pl;
+  ox_hi = last < 0 ? 0 : std::min(ow, floor_div(last, sw) + 1);
+  if (ox_hi < ox_lo) ox_hi = ox_lo;
+}
+
+Window2d make_window(const WindowAttrs& a, int64_t ih, int64_t iw) {
+  Window2d w;
+  w.ih = ih;
+  w.iw = iw;
+  w.kh = a.kernel[0];
+  w.kw = a.kernel[1];
+  w.sh = a.strides[0];
+  w.sw = a.strides[1];
+  w.dh = a.dilations[0];
+  w.dw = a.dilations[1];
+  int64_t in[2] = {ih, iw}, out[2] = {0, 0};
+  int64_t begin[2] = {a.pads[0], a.pads[1]}, end[2] = {a.pads[2], a.pads[3]};
+  for (int d = 0; d < 2; ++d) {
+    const int64_t stride = a.strides[d];
+    const int64_t span = (a.kernel[d] - 1) * a.dilations[d] + 1;
+    if (a.auto_pad == "VALID") {
+      begin[d] = end[d] = 0;
+      const int64_t room = in[d] - span;
+      out[d] = room < 0 ? 0 : (a.ceil_mode ? ceil_div(room, stride) : room / stride) + 1;
+    } else if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
+      out[d] = ceil_div(in[d], stride);
+      const int64_t total = std::max<int64_t>(0, (out[d] - 1) * stride + span - in[d]);
+      const int64_t small = total / 2;
+      begin[d] = a.auto_pad == "SAME_UPPER" ? small : total - small;
+      end[d] = total - begin[d];
+    } else {
+      const int64_t room = in[d] + begin[d] + end[d] - span;
+      if (room < 0) {
+        out[d] = 0;
+      } else if (a.ceil_mode) {
+        out[d] = ceil_div(room, stride) + 1;
+        if ((out[d] - 1) * stride >= in[d] + begin[d]) --out[d];
+      } else {
+        out[d] = floor_div(room, stride) + 1;
+      }
+    }
+    if (out[d] <= 0)
+      sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "the window (kernel " + std::to_string(a.kernel[0]) +
+                                                 "x" + std::to_string(a.kernel[1]) +
+                                                 ") does not fit the padded input " +
+                                                 std::to_string(ih) + "x" + std::to_string(iw));
+  }
+  w.pt = begin[0];
+  w.pl = begin[1];
+  w.pb = end[0];
+  w.pr = end[1];
+  w.oh = out[0];
+  w.ow = out[1];
+  return w;
+}
+
+}  // namespace loom::neon

@@ -1,0 +1,152 @@
+// Conv (2-D, float32, constant weights): depthwise convolutions (one filter per channel) run the
+// direct NEON kernel; every other convolution is one packed GEMM per image and group with the
+// weights packed at compile time: a 1x1 convolution with unit strides and no padding reads the
+// input planes directly as the GEMM operand, the others go through im2col first.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/depthwise.hpp"
+#include "kernels/im2col.hpp"
+#include "ops/gemm_driver.hpp"
+#include "ops/window_attrs.hpp"
+
+namespace loom::neon {
+namespace {
+
+std::string conv_supports(const loom_graph_t& graph, const loom_node_t& node) {
+  if (std::string r = require_float32(graph, node); !r.empty()) return r;
+  if (input_rank(graph, node, 0) != 4) return "only 2-D convolutions (NCHW input of rank 4)";
+  const loom_value_info_t* w = constant_input(graph, node, 1);
+  if (!w || w->rank != 4) return "the weights must be a constant of rank 4";
+  if (node.num_inputs > 2 && node.inputs[2] >= 0) {
+    const loom_value_info_t* b = constant_input(graph, node, 2);
+    if (!b || b->rank != 1 || b->dims[0] != w->dims[0])
+      return "the bias must be a constant vector of one value per output channel";
+  }
+  Attributes attrs(node);
+  const int64_t group = attrs.get_int("group", 1);
+  if (group < 1 || w->dims[0] % group != 0) return "group must divide the output channels";
+  if (auto k = attrs.get_ints("kernel_shape"))
+    if (k->size() != 2 || (*k)[0] != w->dims[2] || (*k)[1] != w->dims[3])
+      return "kernel_shape does not match the weights";
+  for (int d = 0; d < 4; ++d)
+    if (w->dims[d] <= 0) return "the weights have an empty dimension";
+  return check_window_attrs(node, /*allow_dilations=*/true);
+}
+
+class ConvOp final : public Op {
+ public:
+  ConvOp(const loom_graph_t& graph, const loom_node_t& node, const CompileOptions& options) {
+    const loom_value_info_t* w = constant_input(graph, node, 1);
+    cout_ = w->dims[0];
+    cin_per_group_ = w->dims[1];
+    group_ = Attributes(node).get_int("group", 1);
+    attrs_ = read_window_attrs(node, w->dims[2], w->dims[3]);
+    cout_per_group_ = cout_ / group_;
+    const auto* weights = static_cast<const float*>(w->data);
+    if (node.num_inputs > 2 && node.inputs[2] >= 0) {
+      const auto* b = static_cast<const float*>(constant_input(graph, node, 2)->data);
+      bias_.assign(b, b + cout_);
+    }
+    const size_t taps = static_cast<size_t>(w->dims[2] * w->dims[3]);
+    depthwise_ = cin_per_group_ == 1 && cout_per_group_ == 1;
+    if (depthwise_) {
+      weights_.assign(weights, weights + static_cast<size_t>(cout_) * taps);
+      return;
+    }
+    // One packed A (Cout/group x Cin/group*kh*kw) per group, back to back, in the precision
+    // the GEMM will run in.
+    const size_t m = static_cast<size_t>(cout_per_group_);
+    k_ = static_cast<size_t>(cin_per_group_) * taps;
+    group_stride_ = packed_a_floats(m, k_);
+    packed_.half = options.fp16;
+    if (packed_.half)
+      packed_.f16.resize(group_stride_ * static_cast<size_t>(group_));
+    else
+      packed_.f32.resize(group_stride_ * static_cast<size_t>(group_));
+    for (int64_t g = 0; g < group_; ++g) {
+      const float* src = weights + static_cast<size_t>(g) * m * k_;
+      const size_t offset = static_cast<size_t>(g) * group_stride_;
+      if (packed_.half)
+        pack_a_as<uint16_t>(src, k_, 1, m, k_, packed_.f16.data() + offset, 0,
+                            gemm_panels(m, kGemmMR));
+      else
+        pack_a_as<float>(src, k_, 1, m, k_, packed_.f32.data() + offset, 0,
+                         gemm_panels(m, kGemmMR));
+    }
+  }
+
+  void run(std::span<const Tensor* const> in, std::span<Tensor> out, const Runtime& rt) override {
+    const Tensor& x = *in[0];
+    if (x.rank() != 4)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "input of shape " + shape_text(x.dims) + " is not NCHW");
+    const int64_t n = x.dims[0], c = x.dims[1];
+    if (c != cin_per_group_ * group_)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "input has " + std::to_string(c) +
+                                            " channels, the weights expect " +
+                                            std::to_string(cin_per_group_ * group_));
+    const Window2d g = make_window(attrs_, x.dims[2], x.dims[3]);
+    out[0] = make_tensor({n, cout_, g.oh, g.ow});
+    const size_t in_plane = static_cast<size_t>(g.ih * g.iw);
+    const size_t out_plane = static_cast<size_t>(g.oh * g.ow);
+    const float* bias = bias_.empty() ? nullptr : bias_.data();
+    float* y = out[0].data;
+    if (depthwise_) {
+      const size_t taps = static_cast<size_t>(g.kh * g.kw);
+      rt.parallel_for(static_cast<size_t>(n * cout_), 1, [&](size_t begin, size_t end) {
+        for (size_t p = begin; p < end; ++p) {
+          const size_t ch = p % static_cast<size_t>(cout_);
+          depthwise_plane(x.data + p * in_plane, weights_.data() + ch * taps,
+                          bias ? bias[ch] : 0.0f, y + p * out_plane, g);
+        }
+      });
+      return;
+    }
+    const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 &&
+                        g.pl == 0 && g.pb == 0 && g.pr == 0;
+    std::unique_ptr<float[]> col;
+    if (!direct) col = scratch_floats(k_ * out_plane);
+    const size_t m = static_cast<size_t>(cout_per_group_);
+    for (int64_t img = 0; img < n; ++img) {
+      for (int64_t grp = 0; grp < group_; ++grp) {
+        const float* src = x.data + static_cast<size_t>(img * c + grp * cin_per_group_) * in_plane;
+        const float* b = src;
+        if (!direct) {
+          rt.parallel_for(
+              k_, 4, [&](size_t begin, size_t end) { im2col_rows(src, g, col.get(), begin, end); });
+          b = col.get();
+        }
+        const size_t offset = static_cast<size_t>(grp) * group_stride_;
+        const float* group_bias = bias ? bias + grp * cout_per_group_ : nullptr;
+        float* dst = y + static_cast<size_t>(img * cout_ + grp * cout_per_group_) * out_plane;
+        if (packed_.half)
+          gemm_with_packed_a<uint16_t>(rt, m, out_plane, k_, packed_.f16.data() + offset, b,
+                                       out_plane, 1, group_bias, dst, out_plane);
+        else
+          gemm_with_packed_a<float>(rt, m, out_plane, k_, packed_.f32.data() + offset, b, out_plane,
+                                    1, group_bias, dst, out_plane);
+      }
+    }
+  }
+
+ private:
+  int64_t cout_ = 0, cin_per_group_ = 0, cout_per_group_ = 0, group_ = 1;
+  WindowAttrs attrs_;
+  bool depthwise_ = false;
+  size_t k_ = 0, group_stride_ = 0;
+  std::vector<float> weights_;  // depthwise: the filters
+  PackedWeights packed_;        // otherwise: packed A per group
+  std::vector<float> bias_;
+};
+
+std::unique_ptr<Op> conv_create(const loom_graph_t& graph, const loom_node_t& node,
+                                const CompileOptions& options) {
+  return std::make_unique<ConvOp>(graph, node, options);
+}
+
+}  // namespace
+
+LOOM_NEON_OP("Conv", 1, conv_supports, conv_create);
+
+}  // namespace loom::neon
