@@ -41,6 +41,7 @@ struct Options {
   size_t jobs = std::max(1u, std::thread::hardware_concurrency());
   int timeout_s = 60;
   size_t memory_limit_mb = kDefaultMemoryLimitMb;
+  bool no_default_plugins = false;
   bool verbose = false;
 };
 
@@ -65,8 +66,16 @@ int run(int argc, char** argv) {
   app.add_option("roots", o.roots, "Test roots (directories of test case directories)")
       ->capture_default_str();
   app.add_option("--devices,-d", o.run.devices, "Device priority list")->capture_default_str();
-  app.add_flag("--no-fallback", o.run.no_fallback, "No fallback to the cpu device");
+  auto* no_fallback =
+      app.add_flag("--no-fallback", o.run.no_fallback, "No fallback to the cpu device");
+  app.add_flag("--skip-unclaimed", o.run.skip_unclaimed,
+               "With --no-fallback: a test with a node no listed device supports is skipped, "
+               "not failed")
+      ->needs(no_fallback);
   app.add_option("--plugin,-p", o.plugins, "Plugin file or directory (repeatable)");
+  app.add_flag("--no-default-plugins", o.no_default_plugins,
+               "Load plugins only from --plugin (ignore LOOM_PLUGIN_PATH, the install "
+               "directory and the build tree)");
   app.add_option("--threads", o.run.threads, "Threads per session")->capture_default_str();
   app.add_option("--expected-failures", o.expected_failures,
                  "File of '<suite>/<test>  # reason' lines");
@@ -115,8 +124,8 @@ int run(int argc, char** argv) {
   ro.struct_size = sizeof(ro);
   ro.num_plugin_paths = paths.size();
   ro.plugin_paths = paths.data();
-  ro.use_env_path = true;
-  ro.use_default_paths = o.plugins.empty();
+  ro.use_env_path = !o.no_default_plugins;
+  ro.use_default_paths = o.plugins.empty() && !o.no_default_plugins;
   ro.log_level = o.verbose ? LOOM_LOG_WARNING : LOOM_LOG_ERROR;
   loom::apps::RuntimePtr runtime;
   try {

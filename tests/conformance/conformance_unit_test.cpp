@@ -1,5 +1,6 @@
-// The conformance runner's parts: tolerance comparison, the expected-failures format and the
-// forked child pool (crashes and hangs become failures of one test).
+// The conformance runner's parts: tolerance comparison, the expected-failures format, the
+// forked child pool (crashes and hangs become failures of one test) and which session error
+// --skip-unclaimed turns into a skip.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "child_pool.hpp"
 #include "expected_failures.hpp"
 #include "tensor_compare.hpp"
+#include "test_case.hpp"
 
 namespace loom::conformance {
 namespace {
@@ -75,6 +77,18 @@ TEST(Compare, HalfPrecisionComparesAsValues) {
   EXPECT_FALSE(compare_tensors(a, b));
   b.as<uint16_t>()[0] = loom::apps::float_to_half(1.5f);
   EXPECT_TRUE(compare_tensors(a, b));
+}
+
+TEST(SkipUnclaimed, OnlyTheUnplacedNodeErrorIsASkip) {
+  const std::string unplaced =
+      "2 nodes are supported by none of the devices (fallback to cpu is off): Add node 'a' "
+      "(onednn: no kernel)";
+  EXPECT_TRUE(is_unclaimed_node_error(LOOM_ERROR_UNSUPPORTED, unplaced));
+  // The same words under another code, and other unsupported errors, stay failures.
+  EXPECT_FALSE(is_unclaimed_node_error(LOOM_ERROR_INVALID_MODEL, unplaced));
+  EXPECT_FALSE(
+      is_unclaimed_node_error(LOOM_ERROR_UNSUPPORTED, "Conv node 'c': group = 3 is not supported"));
+  EXPECT_FALSE(is_unclaimed_node_error(LOOM_ERROR_UNSUPPORTED, "unknown device 'onednn'"));
 }
 
 TEST(ExpectedFailures, ParsesEntriesReasonsAndComments) {

@@ -121,6 +121,11 @@ std::vector<TestCase> discover_test_cases(const std::vector<std::string>& roots)
   return cases;
 }
 
+bool is_unclaimed_node_error(loom_status_code_t code, const std::string& message) {
+  return code == LOOM_ERROR_UNSUPPORTED &&
+         message.find("nodes are supported by none of the devices") != std::string::npos;
+}
+
 CaseResult run_test_case(loom_runtime_t* runtime, const TestCase& test,
                          const RunSettings& settings) {
   if (test.data_sets.empty()) return {Outcome::kSkip, "no test_data_set directories"};
@@ -136,7 +141,15 @@ CaseResult run_test_case(loom_runtime_t* runtime, const TestCase& test,
     options.threads = settings.threads;
     options.no_fallback = settings.no_fallback;
     options.device_options = "";
-    loom::apps::SessionPtr session = loom::apps::create_session(runtime, model.get(), options);
+    loom::apps::SessionPtr session;
+    try {
+      session = loom::apps::create_session(runtime, model.get(), options);
+    } catch (const loom::apps::ApiError& e) {
+      if (settings.no_fallback && settings.skip_unclaimed &&
+          is_unclaimed_node_error(e.code(), e.what()))
+        return {Outcome::kSkip, e.what()};
+      throw;
+    }
     for (const auto& dir : test.data_sets) {
       stage = fs::path(dir).filename().string();
       run_data_set(session.get(), dir, inputs, outputs);

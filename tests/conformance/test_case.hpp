@@ -31,8 +31,15 @@ struct CaseResult {
 struct RunSettings {
   std::string devices = "cpu";
   bool no_fallback = false;
+  // With no_fallback: a session that fails because no requested device takes one of the
+  // model's nodes is a skip (the test needs an op the devices do not claim), not a failure.
+  bool skip_unclaimed = false;
   int32_t threads = 1;
 };
+
+// True for the session error of a node that no requested device supports (the core's
+// LOOM_ERROR_UNSUPPORTED "N nodes are supported by none of the devices ...").
+bool is_unclaimed_node_error(loom_status_code_t code, const std::string& message);
 
 // Loads the model, feeds every data set's input_K.pb, runs and compares with output_K.pb.
 // Runs in the forked child; never throws.
