@@ -164,6 +164,11 @@ void move_costly_islands(const PartitionProblem& p, const Edges& e, Partition& o
         return s;
       };
       double home_cost = cost_on(home);
+      // Only an island whose transfers cost more than its compute may leave the device that
+      // was preferred for it (islands on host-memory devices, with no transfers, never move).
+      const double home_compute_s = compute_seconds(p.devices[home], flops);
+      const double home_transfer_s = home_cost - home_compute_s - p.devices[home].launch_us * 1e-6;
+      if (home_transfer_s <= home_compute_s) continue;
       int best = home;
       double best_cost = home_cost;
       for (int d : neighbours) {
@@ -353,6 +358,16 @@ Partition partition_graph(const PartitionProblem& p) {
   Edges e = build_edges(p);
   move_costly_islands(p, e, out, notes, locked);
   group_nodes(p, e, out);
+  // The greedy merges can, on tangled graphs, end with more subgraphs than simply cutting the
+  // given topological order wherever the device changes (always a valid schedule): keep the
+  // better of the two.
+  std::vector<PlannedSubgraph> runs;
+  for (size_t k = 0; k < n; ++k) {
+    const size_t d = static_cast<size_t>(out.node_device[k]);
+    if (runs.empty() || runs.back().device != d) runs.push_back({d, {}});
+    runs.back().nodes.push_back(static_cast<int>(k));
+  }
+  if (runs.size() < out.subgraphs.size()) out.subgraphs = std::move(runs);
   for (const std::string& note : notes)
     if (!note.empty()) out.notes.push_back(note);
   return out;

@@ -86,9 +86,9 @@ std::string check_copy(const loom_graph_t& graph, const loom_node_t& node) {
       if (node.outputs[o] >= 0) return "Dropout mask output is not supported";
     // A copy only in inference: a training_mode input must be a constant false.
     const loom_value_info_t* training = sdk::node_input(graph, node, 2);
-    if (training && !((training->flags & LOOM_VALUE_CONSTANT) && training->data &&
-                      training->data_size >= 1 &&
-                      *static_cast<const unsigned char*>(training->data) == 0))
+    if (training &&
+        !((training->flags & LOOM_VALUE_CONSTANT) && training->data && training->data_size >= 1 &&
+          *static_cast<const unsigned char*>(training->data) == 0))
       return "Dropout in training mode is not supported";
   }
   return "";
