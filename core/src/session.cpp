@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <set>
-#include <sstream>
 
 #include "memory_planner.hpp"
 #include "shape_inference.hpp"
@@ -35,32 +34,6 @@ size_t tensor_bytes(loom_dtype_t dtype, const Shape& s) {
   size_t elem = dtype_size(dtype);
   if (elem == 0 || !s.is_static()) return 0;
   return static_cast<size_t>(s.element_count()) * elem;
-}
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20)
-          out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        else
-          out += c;
-    }
-  }
-  return out;
 }
 
 // Host copy of a tensor for the application. STRING tensors are packed into one block: the
@@ -700,140 +673,6 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
     for (size_t i = 0; i < done; ++i) std::free(outputs[i].data);
     throw;
   }
-}
-
-double Session::subgraph_flops(size_t s) const {
-  if (current_) return current_->parts[s].flops;
-  double f = 0;
-  for (int k : subgraphs_[s].nodes) f += declared_flops_[k];
-  return f;
-}
-
-std::string Session::explain() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  const Graph& g = *model_->graph;
-  std::ostringstream out;
-  out << "plan for " << model_->path << ": " << g.nodes.size() << " nodes, devices:";
-  for (const auto& d : devices_) out << " " << d->name();
-  out << "\n";
-  double total_flops = 0;
-  size_t copies = 0, copy_bytes = 0;
-  for (size_t s = 0; s < subgraphs_.size(); ++s) {
-    const Subgraph& sg = subgraphs_[s];
-    std::map<std::string, int> ops;
-    for (int k : sg.nodes) ops[g.nodes[k].op_type]++;
-    out << "  subgraph " << s << " on " << devices_[sg.device]->name() << ": " << sg.nodes.size()
-        << " nodes (";
-    bool first = true;
-    for (const auto& [op, n] : ops) {
-      out << (first ? "" : ", ") << op << " x" << n;
-      first = false;
-    }
-    double flops = subgraph_flops(s);
-    total_flops += flops;
-    out << "), " << format_flops(flops);
-    if (current_) {
-      const Prepared::Part& part = current_->parts[s];
-      out << "\n    inputs:";
-      if (part.inputs.empty()) out << " (none)";
-      size_t part_copies = 0, part_bytes = 0;
-      for (const Prepared::Transfer& t : part.transfers) {
-        out << "\n      " << g.values[t.value].name << " ["
-            << current_->facts[t.value].shape.to_string() << "] from "
-            << (t.from_device < 0 ? std::string("the application")
-                                  : devices_[t.from_device]->name());
-        if (t.from_device == static_cast<int>(sg.device)) {
-          out << " (same device)";
-        } else if (t.copy) {
-          out << " (copy, " << t.bytes << " bytes)";
-          part_copies++;
-          part_bytes += t.bytes;
-        } else {
-          out << " (zero-copy)";
-        }
-      }
-      out << "\n    outputs:";
-      for (int id : part.outputs)
-        out << " " << g.values[id].name << " [" << current_->facts[id].shape.to_string() << "]";
-      out << "\n    transfers in: " << part_copies << " copies, " << part_bytes << " bytes";
-      out << "\n    planned arena: " << part.arena_bytes << " bytes";
-      copies += part_copies;
-      copy_bytes += part_bytes;
-    }
-    out << "\n";
-  }
-  out << "  total: " << subgraphs_.size() << " subgraphs, " << format_flops(total_flops);
-  if (current_) out << ", " << copies << " copies moving " << copy_bytes << " bytes";
-  out << "\n";
-  if (current_) out << "  planned peak memory: " << current_->planned_peak << " bytes\n";
-  out << "  cost model:";
-  for (size_t d = 0; d < devices_.size(); ++d) {
-    const DeviceCost& c = device_costs_[d];
-    out << (d ? ";" : "") << " " << device_labels_[d] << " " << c.gflops << " GFLOP/s, launch "
-        << c.launch_us << " us";
-    if (c.host_memory)
-      out << ", host memory";
-    else
-      out << ", transfers " << c.transfer_gbps << " GB/s + " << c.transfer_latency_us << " us";
-  }
-  out << "\n";
-  if (fallback_notes_.empty())
-    out << "  every node runs on its first-choice device\n";
-  else
-    for (const std::string& n : fallback_notes_) out << "  fallback: " << n << "\n";
-  return out.str();
-}
-
-std::string Session::plan_json() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  const Graph& g = *model_->graph;
-  std::string j = "{\"devices\":[";
-  for (size_t d = 0; d < devices_.size(); ++d)
-    j += (d ? "," : "") + std::string("\"") + json_escape(devices_[d]->name()) + "\"";
-  j += "],\"cost_model\":[";
-  for (size_t d = 0; d < devices_.size(); ++d) {
-    const DeviceCost& c = device_costs_[d];
-    j += (d ? "," : "") + fmt::format(
-                              "{{\"device\":\"{}\",\"gflops\":{},\"transfer_gbps\":{},"
-                              "\"transfer_latency_us\":{},\"launch_us\":{},\"host_memory\":{}}}",
-                              json_escape(device_labels_[d]), c.gflops, c.transfer_gbps,
-                              c.transfer_latency_us, c.launch_us, c.host_memory);
-  }
-  j += "],\"subgraphs\":[";
-  double total_flops = 0;
-  for (size_t s = 0; s < subgraphs_.size(); ++s) {
-    const Subgraph& sg = subgraphs_[s];
-    double flops = subgraph_flops(s);
-    total_flops += flops;
-    j += (s ? "," : "") + fmt::format("{{\"device\":\"{}\",\"nodes\":{},\"flops\":{:.0f}",
-                                      json_escape(devices_[sg.device]->name()), sg.nodes.size(),
-                                      flops);
-    if (current_) {
-      const Prepared::Part& part = current_->parts[s];
-      auto names = [&](const std::vector<int>& ids) {
-        std::string r = "[";
-        for (size_t i = 0; i < ids.size(); ++i)
-          r += (i ? "," : "") + ("\"" + json_escape(g.values[ids[i]].name) + "\"");
-        return r + "]";
-      };
-      j += ",\"inputs\":" + names(part.inputs) + ",\"outputs\":" + names(part.outputs) +
-           ",\"transfers\":[";
-      for (size_t i = 0; i < part.transfers.size(); ++i) {
-        const Prepared::Transfer& t = part.transfers[i];
-        std::string from = t.from_device < 0 ? "application" : devices_[t.from_device]->name();
-        j += (i ? "," : "") +
-             fmt::format("{{\"value\":\"{}\",\"from\":\"{}\",\"copy\":{},\"bytes\":{}}}",
-                         json_escape(g.values[t.value].name), json_escape(from), t.copy, t.bytes);
-      }
-      j += fmt::format("],\"arena_bytes\":{}", part.arena_bytes);
-    }
-    j += "}";
-  }
-  j += fmt::format("],\"total_flops\":{:.0f},\"fallback\":[", total_flops);
-  for (size_t i = 0; i < fallback_notes_.size(); ++i)
-    j += (i ? "," : "") + ("\"" + json_escape(fallback_notes_[i]) + "\"");
-  j += fmt::format("],\"planned_peak_bytes\":{}}}", current_ ? current_->planned_peak : 0);
-  return j;
 }
 
 }  // namespace loom::core

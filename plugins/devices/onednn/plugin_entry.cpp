@@ -350,9 +350,7 @@ extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_a
     info->description = "oneDNN cpu device";
   }
   return loom::sdk::guard([&] {
-    if (LOOM_ABI_MAJOR(host->abi_version) != LOOM_ABI_VERSION_MAJOR)
-      loom::sdk::fail(LOOM_ERROR_INCOMPATIBLE, "the onednn plugin speaks ABI major " +
-                                                   std::to_string(LOOM_ABI_VERSION_MAJOR));
+    loom::sdk::require_host_abi_major(host, "onednn");
     loom::sdk::check(host->register_device(registrar, &loom::onednn::kDeviceApi));
   });
 }

@@ -252,6 +252,18 @@ inline loom_tensor_t empty_tensor() {
   return t;
 }
 
+// For loom_plugin_entry: fails with LOOM_ERROR_INCOMPATIBLE, naming both versions, when the host
+// speaks another major ABI version than the one this plugin was built against.
+inline void require_host_abi_major(const loom_host_api_t* host, const std::string& plugin) {
+  if (LOOM_ABI_MAJOR(host->abi_version) == LOOM_ABI_VERSION_MAJOR) return;
+  auto text = [](uint32_t v) {
+    return std::to_string(LOOM_ABI_MAJOR(v)) + "." + std::to_string(LOOM_ABI_MINOR(v));
+  };
+  fail(LOOM_ERROR_INCOMPATIBLE, plugin + " plugin speaks ABI " + text(LOOM_ABI_VERSION) +
+                                    " but the host speaks ABI " + text(host->abi_version) +
+                                    "; rebuild the plugin for this host");
+}
+
 // One "key=value" item of the device options (loom_device_create_args_t.options).
 struct DeviceOption {
   std::string key;  // without the device prefix

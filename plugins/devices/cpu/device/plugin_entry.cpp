@@ -345,12 +345,7 @@ extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_a
         "reference cpu device: portable, dependency-free kernels for the ONNX operator set";
   }
   return loom::sdk::guard([&] {
-    if (LOOM_ABI_MAJOR(host->abi_version) != LOOM_ABI_VERSION_MAJOR)
-      loom::sdk::fail(LOOM_ERROR_INCOMPATIBLE,
-                      "the cpu plugin speaks ABI " + std::to_string(LOOM_ABI_VERSION_MAJOR) + "." +
-                          std::to_string(LOOM_ABI_VERSION_MINOR) + ", the host " +
-                          std::to_string(LOOM_ABI_MAJOR(host->abi_version)) + "." +
-                          std::to_string(LOOM_ABI_MINOR(host->abi_version)));
+    loom::sdk::require_host_abi_major(host, LOOM_CPU_DEVICE_NAME);
     loom::sdk::check(host->register_device(registrar, &loom::cpu::kDeviceApi));
   });
 }

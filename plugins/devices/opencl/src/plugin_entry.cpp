@@ -223,12 +223,7 @@ extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_a
     info->shutdown = [] { loom::opencl::release_shared_contexts(); };
   }
   return loom::sdk::guard([&] {
-    if (LOOM_ABI_MAJOR(host->abi_version) != LOOM_ABI_VERSION_MAJOR)
-      loom::sdk::fail(LOOM_ERROR_INCOMPATIBLE,
-                      "the opencl plugin speaks ABI " + std::to_string(LOOM_ABI_VERSION_MAJOR) +
-                          "." + std::to_string(LOOM_ABI_VERSION_MINOR) + ", the host " +
-                          std::to_string(LOOM_ABI_MAJOR(host->abi_version)) + "." +
-                          std::to_string(LOOM_ABI_MINOR(host->abi_version)));
+    loom::sdk::require_host_abi_major(host, "opencl");
     loom::sdk::check(host->register_device(registrar, &loom::opencl::kDeviceApi));
   });
 }

@@ -11,10 +11,6 @@
 
 namespace {
 
-std::string version_string(uint32_t v) {
-  return std::to_string(LOOM_ABI_MAJOR(v)) + "." + std::to_string(LOOM_ABI_MINOR(v));
-}
-
 int32_t probe(void*, const uint8_t* head, size_t head_size, const char*) {
   return loom::loomfmt::probe(head, head_size);
 }
@@ -60,11 +56,7 @@ extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_a
     info->name = "loom";
     info->version = LOOM_FORMAT_LOOM_VERSION;
     info->description = "Loom native model format (.loom): reads and writes";
-    if (LOOM_ABI_MAJOR(host->abi_version) != LOOM_ABI_VERSION_MAJOR)
-      loom::sdk::fail(LOOM_ERROR_INCOMPATIBLE,
-                      "loom format plugin speaks ABI " + version_string(LOOM_ABI_VERSION) +
-                          " but the host speaks ABI " + version_string(host->abi_version) +
-                          "; rebuild the plugin for this host");
+    loom::sdk::require_host_abi_major(host, "loom format");
     if (!LOOM_HAS_MEMBER(host, loom_host_api_t, register_format) || !host->register_format)
       loom::sdk::fail(LOOM_ERROR_INCOMPATIBLE,
                       "loom format plugin: the host cannot register formats");

@@ -8,14 +8,6 @@
 #error "LOOM_ONNX_VERSION must be defined by the build (the project version)"
 #endif
 
-namespace {
-
-std::string version_string(uint32_t v) {
-  return std::to_string(LOOM_ABI_MAJOR(v)) + "." + std::to_string(LOOM_ABI_MINOR(v));
-}
-
-}  // namespace
-
 extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_api_t* host,
                                                                loom_registrar_t* registrar,
                                                                loom_plugin_info_t* info) {
@@ -28,11 +20,7 @@ extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_a
     info->name = "onnx";
     info->version = LOOM_ONNX_VERSION;
     info->description = "ONNX model format (protobuf, external data, sparse initializers)";
-    if (LOOM_ABI_MAJOR(host->abi_version) != LOOM_ABI_VERSION_MAJOR)
-      loom::sdk::fail(LOOM_ERROR_INCOMPATIBLE,
-                      "onnx plugin speaks ABI " + version_string(LOOM_ABI_VERSION) +
-                          " but the host speaks ABI " + version_string(host->abi_version) +
-                          "; rebuild the plugin for this host");
+    loom::sdk::require_host_abi_major(host, "onnx");
     if (!LOOM_HAS_MEMBER(host, loom_host_api_t, register_format) || !host->register_format)
       loom::sdk::fail(LOOM_ERROR_INCOMPATIBLE, "onnx plugin: the host cannot register formats");
     loom::sdk::check(host->register_format(registrar, &loom::onnx::format_descriptor()));
