@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <span>
@@ -122,7 +123,9 @@ class Executable {
   const loom_graph_t* graph_;  // compile only
   bool profile_ = false;       // LOOM_OPENCL_PROFILE set: time every step
   size_t arena_size_;
-  std::vector<Value> values_;
+  // A deque: lowering adds values (folded constants, scratch) while holding references to
+  // others, and a deque's push_back never moves the elements already in it.
+  std::deque<Value> values_;
   std::vector<std::vector<uint8_t>> owned_constants_;
   std::vector<Step> steps_;
   std::vector<int> inputs_;   // value ids in run order
