@@ -2,77 +2,19 @@
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <loom/plugin.hpp>
 #include <loom_apps/dtype.hpp>
 
 namespace loom::apps {
 
+// The element sizes and names are the SDK's (one table for plugins and apps); strings differ:
+// the apps hold them as std::string, so they have no fixed element size here.
 size_t dtype_size(loom_dtype_t dtype) {
-  switch (dtype) {
-    case LOOM_DTYPE_BOOL:
-    case LOOM_DTYPE_INT8:
-    case LOOM_DTYPE_UINT8:
-      return 1;
-    case LOOM_DTYPE_INT16:
-    case LOOM_DTYPE_UINT16:
-    case LOOM_DTYPE_FLOAT16:
-    case LOOM_DTYPE_BFLOAT16:
-      return 2;
-    case LOOM_DTYPE_INT32:
-    case LOOM_DTYPE_UINT32:
-    case LOOM_DTYPE_FLOAT32:
-      return 4;
-    case LOOM_DTYPE_INT64:
-    case LOOM_DTYPE_UINT64:
-    case LOOM_DTYPE_FLOAT64:
-    case LOOM_DTYPE_COMPLEX64:
-      return 8;
-    case LOOM_DTYPE_COMPLEX128:
-      return 16;
-    case LOOM_DTYPE_STRING:
-    case LOOM_DTYPE_UNDEFINED:
-      return 0;
-  }
-  return 0;
+  return dtype == LOOM_DTYPE_STRING ? 0 : sdk::dtype_size(dtype);
 }
 
 std::string_view dtype_name(loom_dtype_t dtype) {
-  switch (dtype) {
-    case LOOM_DTYPE_UNDEFINED:
-      return "undefined";
-    case LOOM_DTYPE_FLOAT32:
-      return "float32";
-    case LOOM_DTYPE_UINT8:
-      return "uint8";
-    case LOOM_DTYPE_INT8:
-      return "int8";
-    case LOOM_DTYPE_UINT16:
-      return "uint16";
-    case LOOM_DTYPE_INT16:
-      return "int16";
-    case LOOM_DTYPE_INT32:
-      return "int32";
-    case LOOM_DTYPE_INT64:
-      return "int64";
-    case LOOM_DTYPE_STRING:
-      return "string";
-    case LOOM_DTYPE_BOOL:
-      return "bool";
-    case LOOM_DTYPE_FLOAT16:
-      return "float16";
-    case LOOM_DTYPE_FLOAT64:
-      return "float64";
-    case LOOM_DTYPE_UINT32:
-      return "uint32";
-    case LOOM_DTYPE_UINT64:
-      return "uint64";
-    case LOOM_DTYPE_COMPLEX64:
-      return "complex64";
-    case LOOM_DTYPE_COMPLEX128:
-      return "complex128";
-    case LOOM_DTYPE_BFLOAT16:
-      return "bfloat16";
-  }
-  return "undefined";
+  return sdk::dtype_name(dtype);
 }
 
 bool dtype_is_float(loom_dtype_t dtype) {
