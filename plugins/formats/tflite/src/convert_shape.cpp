@@ -1,0 +1,266 @@
+// Shape and data-movement operators: CONCATENATION, MEAN, PAD, PADV2 (layout-aware: their
+// axes are remapped when the operand is held in NCHW), RESHAPE, SQUEEZE, TRANSPOSE, GATHER,
+// STRIDED_SLICE (in TFLite's own layout, on quantized values directly).
+#include <algorithm>
+#include <limits>
+#include <loom/plugin.hpp>
+
+#include "op_codes.hpp"
+#include "schema_access.hpp"
+
+namespace loom::tflite {
+namespace {
+
+bool same_quantization(const TensorView& a, const TensorView& b) {
+  return a.dtype == b.dtype && a.quantized == b.quantized && a.quant.scales == b.quant.scales &&
+         a.quant.zero_points == b.quant.zero_points;
+}
+
+int64_t normalized_axis(const Converter& c, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    c.invalid("axis " + std::to_string(axis) + " is outside rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+void convert_concat(Converter& c) {
+  const TensorView& y = c.output();
+  const auto* o = options_of<fb::ConcatenationOptions>(c);
+  const int activation = o ? static_cast<int>(o->fused_activation_function()) : 0;
+  const int64_t axis = normalized_axis(c, o ? o->axis() : 0, y.rank());
+  std::vector<const TensorView*> inputs;
+  for (size_t i = 0; i < c.op().inputs.size(); ++i) inputs.push_back(&c.input(i));
+  if (inputs.empty()) c.invalid("CONCATENATION without inputs");
+  Layout layout = Layout::kNative;
+  for (const TensorView* t : inputs)
+    if (c.preferred_layout({t}) == Layout::kNchw) layout = Layout::kNchw;
+  for (const TensorView* t : inputs)
+    if (t->rank() != 4) layout = Layout::kNative;
+  const int64_t onnx_axis = layout == Layout::kNchw ? nchw_axis(axis) : axis;
+  // Same type and quantization everywhere (TFLite's usual case): concatenate the stored values.
+  bool direct = activation == 0;
+  for (const TensorView* t : inputs) direct = direct && same_quantization(*t, y);
+  std::vector<std::string> names;
+  if (direct) {
+    for (const TensorView* t : inputs) names.push_back(c.value(*t, layout));
+    c.emit("Concat", names, {c.define(y, layout)}, {Attr::Int("axis", onnx_axis)});
+    return;
+  }
+  for (const TensorView* t : inputs) names.push_back(c.float_value(*t, layout));
+  const std::string out = c.float_output(y, layout, activation);
+  c.emit("Concat", names, {out}, {Attr::Int("axis", onnx_axis)});
+  c.finish_output(y, layout, out, activation);
+}
+
+void convert_mean(Converter& c) {
+  const TensorView& x = c.input(0);
+  const TensorView& y = c.output();
+  const auto* o = options_of<fb::ReducerOptions>(c);
+  const bool keep_dims = o && o->keep_dims();
+  std::vector<int64_t> axes;
+  for (int64_t a : c.constant_ints(c.input(1))) axes.push_back(normalized_axis(c, a, x.rank()));
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  Layout in_layout = c.preferred_layout({&x});
+  Layout out_layout = in_layout;
+  if (in_layout == Layout::kNchw && !keep_dims) {
+    // Without keep_dims the result is laid out as the kept dimensions in input order; from an
+    // NCHW input that equals TFLite's order only when C is not kept together with H or W.
+    std::vector<int64_t> nhwc_kept, nchw_kept;
+    for (int64_t d : {0, 1, 2, 3})
+      if (!std::count(axes.begin(), axes.end(), d)) nhwc_kept.push_back(d);
+    for (int64_t d : {0, 3, 1, 2})
+      if (!std::count(axes.begin(), axes.end(), d)) nchw_kept.push_back(d);
+    if (nhwc_kept != nchw_kept) in_layout = Layout::kNative;
+    out_layout = Layout::kNative;
+  }
+  const std::string out = c.float_output(y, out_layout);
+  if (axes.empty()) {
+    c.emit("Identity", {c.float_value(x, in_layout)}, {out});
+  } else {
+    std::vector<int64_t> onnx_axes;
+    for (int64_t a : axes) onnx_axes.push_back(in_layout == Layout::kNchw ? nchw_axis(a) : a);
+    std::sort(onnx_axes.begin(), onnx_axes.end());
+    c.emit("ReduceMean", {c.float_value(x, in_layout)}, {out},
+           {Attr::Ints("axes", onnx_axes), Attr::Int("keepdims", keep_dims ? 1 : 0)});
+  }
+  c.finish_output(y, out_layout, out);
+}
+
+void convert_pad(Converter& c, bool with_value) {
+  const TensorView& x = c.input(0);
+  const TensorView& y = c.output();
+  const std::vector<int64_t> paddings = c.constant_ints(c.input(1));
+  const int64_t rank = x.rank();
+  if (static_cast<int64_t>(paddings.size()) != 2 * rank)
+    c.invalid("paddings must have shape [" + std::to_string(rank) + ", 2]");
+  for (int64_t p : paddings)
+    if (p < 0 || p > kMaxDim) c.invalid("paddings must be in [0, 2^31]");
+  const Layout layout = rank == 4 ? c.preferred_layout({&x}) : Layout::kNative;
+  std::vector<int64_t> pads(2 * rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t to = layout == Layout::kNchw ? nchw_axis(d) : d;
+    pads[to] = paddings[2 * d];
+    pads[rank + to] = paddings[2 * d + 1];
+  }
+  const std::string pads_name = c.constant_i64("pads", pads);
+  const TensorView* value = with_value && c.has_input(2) ? &c.input(2) : nullptr;
+  if (!x.quantized && !y.quantized && x.dtype == y.dtype) {
+    std::vector<std::string> inputs = {c.value(x, layout), pads_name};
+    if (value) inputs.push_back(c.value(*value, Layout::kNative));
+    c.emit("Pad", inputs, {c.define(y, layout)});
+    return;
+  }
+  // Quantized: padding with real 0 (TFLite pads with the zero point) or the dequantized value.
+  std::vector<std::string> inputs = {c.float_value(x, layout), pads_name};
+  if (value) inputs.push_back(c.float_value(*value, Layout::kNative));
+  const std::string out = c.float_output(y, layout);
+  c.emit("Pad", inputs, {out});
+  c.finish_output(y, layout, out);
+}
+
+void convert_reshape(Converter& c) {
+  const TensorView& x = c.input(0);
+  const TensorView& y = c.output();
+  std::string shape;
+  bool has_zero_dim = false;
+  if (c.has_input(1) && !c.input(1).is_constant()) {
+    shape = c.fresh(y.name + "/shape");
+    c.emit("Cast", {c.value(c.input(1), Layout::kNative)}, {shape},
+           {Attr::Int("to", LOOM_DTYPE_INT64)});
+  } else {
+    std::vector<int64_t> dims;
+    if (c.has_input(1)) {
+      dims = c.constant_ints(c.input(1));
+    } else if (const auto* o = options_of<fb::ReshapeOptions>(c); o && o->new_shape()) {
+      for (int32_t d : *o->new_shape()) dims.push_back(d);
+    } else {
+      dims = y.shape;
+    }
+    has_zero_dim = std::count(dims.begin(), dims.end(), 0) > 0;
+    shape = c.constant_i64("reshape_shape", dims);
+  }
+  if (!same_quantization(x, y)) c.unsupported("RESHAPE that changes the quantization");
+  // TFLite's 0 is a zero-sized dimension, never ONNX's "copy the input's" (allowzero = 1).
+  c.emit("Reshape", {c.value(x, Layout::kNative), shape}, {c.define(y, Layout::kNative)},
+         {Attr::Int("allowzero", has_zero_dim ? 1 : 0)});
+}
+
+void convert_squeeze(Converter& c) {
+  const TensorView& x = c.input(0);
+  const TensorView& y = c.output();
+  std::vector<int64_t> axes;
+  const auto* o = options_of<fb::SqueezeOptions>(c);
+  if (o && o->squeeze_dims() && o->squeeze_dims()->size() > 0) {
+    for (int32_t a : *o->squeeze_dims()) axes.push_back(normalized_axis(c, a, x.rank()));
+  } else {
+    for (int64_t d = 0; d < x.rank(); ++d)
+      if (x.shape[d] == 1) axes.push_back(d);
+  }
+  c.emit("Squeeze", {c.value(x, Layout::kNative), c.constant_i64("squeeze_axes", axes)},
+         {c.define(y, Layout::kNative)});
+}
+
+void convert_transpose(Converter& c) {
+  const TensorView& x = c.input(0);
+  const std::vector<int64_t> perm = c.constant_ints(c.input(1));
+  if (static_cast<int64_t>(perm.size()) != x.rank())
+    c.invalid("the permutation has " + std::to_string(perm.size()) + " entries for rank " +
+              std::to_string(x.rank()));
+  c.emit("Transpose", {c.value(x, Layout::kNative)}, {c.define(c.output(), Layout::kNative)},
+         {Attr::Ints("perm", perm)});
+}
+
+void convert_gather(Converter& c) {
+  const TensorView& x = c.input(0);
+  const auto* o = options_of<fb::GatherOptions>(c);
+  if (o && o->batch_dims() != 0) c.unsupported("GATHER with batch_dims != 0");
+  const int64_t axis = normalized_axis(c, o ? o->axis() : 0, x.rank());
+  c.emit("Gather", {c.value(x, Layout::kNative), c.value(c.input(1), Layout::kNative)},
+         {c.define(c.output(), Layout::kNative)}, {Attr::Int("axis", axis)});
+}
+
+void convert_strided_slice(Converter& c) {
+  const TensorView& x = c.input(0);
+  const TensorView& y = c.output();
+  const auto begin = c.constant_ints(c.input(1));
+  const auto end = c.constant_ints(c.input(2));
+  const auto strides =
+      c.has_input(3) ? c.constant_ints(c.input(3)) : std::vector<int64_t>(begin.size(), 1);
+  const auto* o = options_of<fb::StridedSliceOptions>(c);
+  if (o && (o->ellipsis_mask() || o->new_axis_mask() || o->offset()))
+    c.unsupported("STRIDED_SLICE with ellipsis_mask, new_axis_mask or offset");
+  if (begin.size() != end.size() || begin.size() != strides.size() ||
+      static_cast<int64_t>(begin.size()) > x.rank())
+    c.invalid("begin, end and strides must have the same length, at most the input rank");
+  const int32_t begin_mask = o ? o->begin_mask() : 0, end_mask = o ? o->end_mask() : 0;
+  const int32_t shrink_mask = o ? o->shrink_axis_mask() : 0;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  std::vector<int64_t> starts, ends, axes, steps, squeeze;
+  for (size_t i = 0; i < begin.size(); ++i) {
+    int64_t s = strides[i], b = begin[i], e = end[i];
+    if (s == 0) c.invalid("a stride is 0");
+    if (shrink_mask & (1 << i)) {
+      if (b < 0) b += x.shape[i];
+      if (b < 0 || b >= x.shape[i]) c.invalid("shrink index out of range");
+      e = b + 1;
+      s = 1;
+      squeeze.push_back(static_cast<int64_t>(i));
+    } else {
+      if (begin_mask & (1 << i)) b = s > 0 ? 0 : kMax;
+      if (end_mask & (1 << i)) e = s > 0 ? kMax : kMin;
+    }
+    starts.push_back(b);
+    ends.push_back(e);
+    axes.push_back(static_cast<int64_t>(i));
+    steps.push_back(s);
+  }
+  const std::string sliced =
+      squeeze.empty() ? c.define(y, Layout::kNative) : c.fresh(y.name + "/slice");
+  c.emit(
+      "Slice",
+      {c.value(x, Layout::kNative), c.constant_i64("starts", starts), c.constant_i64("ends", ends),
+       c.constant_i64("axes", axes), c.constant_i64("steps", steps)},
+      {sliced});
+  if (!squeeze.empty())
+    c.emit("Squeeze", {sliced, c.constant_i64("squeeze_axes", squeeze)},
+           {c.define(y, Layout::kNative)});
+}
+
+}  // namespace
+
+bool convert_shape(Converter& c, int32_t code) {
+  switch (static_cast<BuiltinOp>(code)) {
+    case BuiltinOp::kConcatenation:
+      convert_concat(c);
+      return true;
+    case BuiltinOp::kMean:
+      convert_mean(c);
+      return true;
+    case BuiltinOp::kPad:
+      convert_pad(c, false);
+      return true;
+    case BuiltinOp::kPadV2:
+      convert_pad(c, true);
+      return true;
+    case BuiltinOp::kReshape:
+      convert_reshape(c);
+      return true;
+    case BuiltinOp::kSqueeze:
+      convert_squeeze(c);
+      return true;
+    case BuiltinOp::kTranspose:
+      convert_transpose(c);
+      return true;
+    case BuiltinOp::kGather:
+      convert_gather(c);
+      return true;
+    case BuiltinOp::kStridedSlice:
+      convert_strided_slice(c);
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace loom::tflite

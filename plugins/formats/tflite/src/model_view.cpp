@@ -1,0 +1,377 @@
+// Verification and indexing of a .tflite flatbuffer (see model_view.hpp).
+#include "model_view.hpp"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <algorithm>
+#include <cmath>
+#include <loom/plugin.hpp>
+#include <set>
+#include <unordered_map>
+
+#include "op_codes.hpp"
+#include "tflite_subset_generated.h"
+
+namespace loom::tflite {
+namespace fb = loom::tflite_schema;
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) {
+  sdk::fail(LOOM_ERROR_INVALID_MODEL, "tflite: " + message);
+}
+[[noreturn]] void unsupported(const std::string& message) {
+  sdk::fail(LOOM_ERROR_UNSUPPORTED, "tflite: " + message);
+}
+
+// Maps a TFLite tensor type to Loom's; UNDEFINED for types the plugin cannot carry.
+loom_dtype_t to_loom_dtype(fb::TensorType type) {
+  switch (type) {
+    case fb::TensorType::FLOAT32:
+      return LOOM_DTYPE_FLOAT32;
+    case fb::TensorType::FLOAT16:
+      return LOOM_DTYPE_FLOAT16;
+    case fb::TensorType::INT32:
+      return LOOM_DTYPE_INT32;
+    case fb::TensorType::UINT8:
+      return LOOM_DTYPE_UINT8;
+    case fb::TensorType::INT64:
+      return LOOM_DTYPE_INT64;
+    case fb::TensorType::BOOL:
+      return LOOM_DTYPE_BOOL;
+    case fb::TensorType::INT16:
+      return LOOM_DTYPE_INT16;
+    case fb::TensorType::INT8:
+      return LOOM_DTYPE_INT8;
+    case fb::TensorType::FLOAT64:
+      return LOOM_DTYPE_FLOAT64;
+    case fb::TensorType::UINT64:
+      return LOOM_DTYPE_UINT64;
+    case fb::TensorType::UINT32:
+      return LOOM_DTYPE_UINT32;
+    case fb::TensorType::UINT16:
+      return LOOM_DTYPE_UINT16;
+    default:
+      return LOOM_DTYPE_UNDEFINED;
+  }
+}
+
+std::string describe_tensor(int32_t index, const std::string& name) {
+  return "tensor " + std::to_string(index) + " '" + name + "'";
+}
+
+Quantization read_quantization(const fb::QuantizationParameters* q, const std::string& where,
+                               const std::vector<int64_t>& shape) {
+  Quantization result;
+  if (!q || !q->scale() || q->scale()->size() == 0) return result;
+  if (q->details_type() != fb::QuantizationDetails::NONE)
+    unsupported(where +
+                " uses custom quantization details; only linear scale/zero-point "
+                "quantization is supported");
+  for (float s : *q->scale()) {
+    if (!(s > 0.f) || !std::isfinite(s))
+      invalid(where + " has quantization scale " + std::to_string(s) +
+              "; scales must be finite and positive");
+    result.scales.push_back(s);
+  }
+  const size_t n = result.scales.size();
+  if (q->zero_point() && q->zero_point()->size() != 0) {
+    if (q->zero_point()->size() != n)
+      invalid(where + " has " + std::to_string(n) + " quantization scales but " +
+              std::to_string(q->zero_point()->size()) + " zero points");
+    for (int64_t z : *q->zero_point()) result.zero_points.push_back(z);
+  } else {
+    result.zero_points.assign(n, 0);
+  }
+  result.axis = q->quantized_dimension();
+  if (n > 1) {
+    if (result.axis < 0 || static_cast<size_t>(result.axis) >= shape.size())
+      invalid(where + " has quantized_dimension " + std::to_string(result.axis) +
+              " outside its rank " + std::to_string(shape.size()));
+    if (shape[result.axis] != static_cast<int64_t>(n))
+      invalid(where + " has " + std::to_string(n) + " per-channel scales but dimension " +
+              std::to_string(result.axis) + " has " + std::to_string(shape[result.axis]) +
+              " entries");
+  }
+  return result;
+}
+
+}  // namespace
+
+const char* builtin_op_name(int32_t code) {
+  switch (static_cast<BuiltinOp>(code)) {
+    case BuiltinOp::kAdd:
+      return "ADD";
+    case BuiltinOp::kAveragePool2d:
+      return "AVERAGE_POOL_2D";
+    case BuiltinOp::kConcatenation:
+      return "CONCATENATION";
+    case BuiltinOp::kConv2d:
+      return "CONV_2D";
+    case BuiltinOp::kDepthwiseConv2d:
+      return "DEPTHWISE_CONV_2D";
+    case BuiltinOp::kDequantize:
+      return "DEQUANTIZE";
+    case BuiltinOp::kFullyConnected:
+      return "FULLY_CONNECTED";
+    case BuiltinOp::kLogistic:
+      return "LOGISTIC";
+    case BuiltinOp::kMaxPool2d:
+      return "MAX_POOL_2D";
+    case BuiltinOp::kMul:
+      return "MUL";
+    case BuiltinOp::kRelu:
+      return "RELU";
+    case BuiltinOp::kReluN1To1:
+      return "RELU_N1_TO_1";
+    case BuiltinOp::kRelu6:
+      return "RELU6";
+    case BuiltinOp::kReshape:
+      return "RESHAPE";
+    case BuiltinOp::kResizeBilinear:
+      return "RESIZE_BILINEAR";
+    case BuiltinOp::kSoftmax:
+      return "SOFTMAX";
+    case BuiltinOp::kTanh:
+      return "TANH";
+    case BuiltinOp::kPad:
+      return "PAD";
+    case BuiltinOp::kGather:
+      return "GATHER";
+    case BuiltinOp::kTranspose:
+      return "TRANSPOSE";
+    case BuiltinOp::kMean:
+      return "MEAN";
+    case BuiltinOp::kSub:
+      return "SUB";
+    case BuiltinOp::kDiv:
+      return "DIV";
+    case BuiltinOp::kSqueeze:
+      return "SQUEEZE";
+    case BuiltinOp::kStridedSlice:
+      return "STRIDED_SLICE";
+    case BuiltinOp::kExp:
+      return "EXP";
+    case BuiltinOp::kMaximum:
+      return "MAXIMUM";
+    case BuiltinOp::kMinimum:
+      return "MINIMUM";
+    case BuiltinOp::kPadV2:
+      return "PADV2";
+    case BuiltinOp::kResizeNearestNeighbor:
+      return "RESIZE_NEAREST_NEIGHBOR";
+    case BuiltinOp::kLeakyRelu:
+      return "LEAKY_RELU";
+    case BuiltinOp::kQuantize:
+      return "QUANTIZE";
+    case BuiltinOp::kHardSwish:
+      return "HARD_SWISH";
+    case BuiltinOp::kBatchMatMul:
+      return "BATCH_MATMUL";
+    default:
+      return "";
+  }
+}
+
+ModelView::ModelView(const uint8_t* data, size_t size) {
+  if (!data || size < 8)
+    invalid("the file is too short to be a TFLite model (" + std::to_string(size) + " bytes)");
+  if (!fb::ModelBufferHasIdentifier(data))
+    invalid("the file lacks the TFLite identifier 'TFL3' at byte 4; it is not a .tflite model");
+  if (size > FLATBUFFERS_MAX_BUFFER_SIZE)
+    unsupported("the file is " + std::to_string(size) +
+                " bytes; flatbuffer models must be smaller than 2 GiB");
+  // Depth 64 and 1M tables bound the verifier's own work on hostile files.
+  flatbuffers::Verifier verifier(data, size, 64, 1000000);
+  if (!fb::VerifyModelBuffer(verifier))
+    invalid(
+        "the flatbuffer failed verification (truncated file, or offsets/vectors outside "
+        "the buffer); the file is corrupt");
+  const fb::Model* model = fb::GetModel(data);
+  version_ = model->version();
+  if (version_ != 3)
+    unsupported("schema version " + std::to_string(version_) + " (only version 3 is read)");
+  if (model->description()) description_ = model->description()->str();
+  if (!model->subgraphs() || model->subgraphs()->size() == 0) invalid("the model has no subgraph");
+  if (model->subgraphs()->size() > 1)
+    sdk::log(LOOM_LOG_INFO, "tflite",
+             "the model has " + std::to_string(model->subgraphs()->size()) +
+                 " subgraphs; the first (main) one is loaded");
+  const fb::SubGraph* subgraph = model->subgraphs()->Get(0);
+  read_tensors(subgraph, model);
+  read_operators(subgraph, model);
+  auto read_indices = [&](const flatbuffers::Vector<int32_t>* list, const char* what) {
+    std::vector<int32_t> result;
+    if (!list) return result;
+    for (int32_t i : *list) {
+      if (i < 0 || static_cast<size_t>(i) >= tensors_.size())
+        invalid(std::string("graph ") + what + " names tensor " + std::to_string(i) +
+                ", but the subgraph has " + std::to_string(tensors_.size()) + " tensors");
+      result.push_back(i);
+    }
+    return result;
+  };
+  inputs_ = read_indices(subgraph->inputs(), "input");
+  outputs_ = read_indices(subgraph->outputs(), "output");
+  if (outputs_.empty()) invalid("the main subgraph has no outputs");
+  check_dataflow();
+}
+
+const TensorView& ModelView::tensor(int32_t index) const {
+  if (index < 0 || static_cast<size_t>(index) >= tensors_.size())
+    invalid("tensor index " + std::to_string(index) + " is out of range (" +
+            std::to_string(tensors_.size()) + " tensors)");
+  return tensors_[index];
+}
+
+void ModelView::read_tensors(const void* subgraph_ptr, const void* model_ptr) {
+  const auto* subgraph = static_cast<const fb::SubGraph*>(subgraph_ptr);
+  const auto* model = static_cast<const fb::Model*>(model_ptr);
+  const auto* tensors = subgraph->tensors();
+  if (!tensors) return;
+  const size_t num_buffers = model->buffers() ? model->buffers()->size() : 0;
+  std::unordered_map<std::string, int> name_uses;
+  tensors_.reserve(tensors->size());
+  for (uint32_t i = 0; i < tensors->size(); ++i) {
+    const fb::Tensor* t = tensors->Get(i);
+    TensorView view;
+    view.index = static_cast<int32_t>(i);
+    view.name = t->name() ? t->name()->str() : std::string();
+    const std::string where = describe_tensor(view.index, view.name);
+    if (t->sparsity()) unsupported(where + " is sparse; sparse tensors are not supported");
+    view.dtype = to_loom_dtype(t->type());
+    if (view.dtype == LOOM_DTYPE_UNDEFINED) {
+      const std::string type_name = fb::EnumNameTensorType(t->type());
+      unsupported(where + " has TFLite type " +
+                  (type_name.empty() ? std::to_string(static_cast<int>(t->type())) : type_name) +
+                  ", which Loom cannot represent");
+    }
+    int64_t elements = 1;
+    if (t->shape()) {
+      if (t->shape()->size() > LOOM_MAX_RANK)
+        unsupported(where + " has rank " + std::to_string(t->shape()->size()) +
+                    "; Loom supports at most " + std::to_string(LOOM_MAX_RANK));
+      for (uint32_t d = 0; d < t->shape()->size(); ++d) {
+        int64_t dim = t->shape()->Get(d);
+        if (dim < 0 || dim > kMaxDim)
+          invalid(where + " has dimension " + std::to_string(d) + " = " + std::to_string(dim) +
+                  "; dimensions must be in [0, 2^31]");
+        view.shape.push_back(dim);
+        elements = dim == 0 ? 0
+                            : (elements > kMaxTensorElements / dim ? kMaxTensorElements + 1
+                                                                   : elements * dim);
+      }
+    }
+    if (elements > kMaxTensorElements)
+      invalid(where + " has more than 2^31 elements; the shape is absurd or corrupt");
+    // A dynamic batch (shape_signature -1 in dimension 0) is loaded with the concrete batch
+    // size stored in `shape`, which the converter's reshapes are computed with; other dynamic
+    // dimensions are refused rather than silently fixed.
+    if (t->shape_signature() && t->shape_signature()->size() == view.shape.size()) {
+      for (uint32_t d = 0; d < view.shape.size(); ++d)
+        if (t->shape_signature()->Get(d) < 0 && d != 0)
+          unsupported(where + " has a dynamic dimension " + std::to_string(d) +
+                      "; only a dynamic batch (dimension 0) is supported");
+    }
+    view.quant = read_quantization(t->quantization(), where, view.shape);
+    view.quantized = !view.quant.scales.empty();
+    if (t->buffer() >= num_buffers && t->buffer() != 0)
+      invalid(where + " refers to buffer " + std::to_string(t->buffer()) + ", but the model has " +
+              std::to_string(num_buffers) + " buffers");
+    if (t->buffer() != 0 && t->buffer() < num_buffers) {
+      const fb::Buffer* buffer = model->buffers()->Get(t->buffer());
+      if (buffer->offset() > 1 || buffer->size() > 0)
+        unsupported(where +
+                    " keeps its data outside the flatbuffer (a model over 2 GiB); "
+                    "such models are not supported");
+      if (buffer->data() && buffer->data()->size() > 0) {
+        const size_t expected = static_cast<size_t>(elements) * sdk::dtype_size(view.dtype);
+        if (buffer->data()->size() != expected)
+          invalid(where + " has " + std::to_string(buffer->data()->size()) +
+                  " bytes of data but its shape and type need " + std::to_string(expected));
+        view.data = {buffer->data()->data(), buffer->data()->size()};
+      }
+    }
+    tensors_.push_back(std::move(view));
+  }
+  // Loom refers to values by name: empty or repeated TFLite names get a unique suffix.
+  for (auto& view : tensors_) ++name_uses[view.name];
+  std::set<std::string> taken;
+  for (auto& view : tensors_) {
+    if (view.name.empty() || name_uses[view.name] > 1 || taken.count(view.name))
+      view.name = (view.name.empty() ? std::string("tensor") : view.name) + "#" +
+                  std::to_string(view.index);
+    taken.insert(view.name);
+  }
+}
+
+void ModelView::read_operators(const void* subgraph_ptr, const void* model_ptr) {
+  const auto* subgraph = static_cast<const fb::SubGraph*>(subgraph_ptr);
+  const auto* model = static_cast<const fb::Model*>(model_ptr);
+  if (!subgraph->operators()) return;
+  const auto* codes = model->operator_codes();
+  const size_t num_codes = codes ? codes->size() : 0;
+  for (uint32_t i = 0; i < subgraph->operators()->size(); ++i) {
+    const fb::Operator* op = subgraph->operators()->Get(i);
+    OperatorView view;
+    view.index = static_cast<int32_t>(i);
+    view.raw = op;
+    const std::string where = "operator " + std::to_string(i);
+    if (op->opcode_index() >= num_codes)
+      invalid(where + " uses operator code " + std::to_string(op->opcode_index()) +
+              ", but the model declares " + std::to_string(num_codes));
+    const fb::OperatorCode* code = codes->Get(op->opcode_index());
+    // Newer files carry the code in builtin_code; older ones only in the deprecated byte.
+    view.builtin_code = std::max<int32_t>(code->builtin_code(), code->deprecated_builtin_code());
+    if (view.builtin_code == 32 /* CUSTOM */) {
+      view.custom = true;
+      view.op_name = "custom operator '" +
+                     (code->custom_code() ? code->custom_code()->str() : std::string()) + "'";
+    } else if (const char* name = builtin_op_name(view.builtin_code); name[0]) {
+      view.op_name = name;
+    } else {
+      view.op_name = "builtin operator " + std::to_string(view.builtin_code);
+    }
+    auto indices = [&](const flatbuffers::Vector<int32_t>* list, bool allow_omitted) {
+      std::vector<int32_t> result;
+      if (!list) return result;
+      for (int32_t t : *list) {
+        if (t < (allow_omitted ? -1 : 0) || t >= static_cast<int32_t>(tensors_.size()))
+          invalid(where + " (" + view.op_name + ") names tensor " + std::to_string(t) +
+                  ", but the subgraph has " + std::to_string(tensors_.size()) + " tensors");
+        result.push_back(t);
+      }
+      return result;
+    };
+    view.inputs = indices(op->inputs(), true);
+    view.outputs = indices(op->outputs(), false);
+    operators_.push_back(std::move(view));
+  }
+}
+
+// Operators come in execution order: every tensor an operator reads must be a constant, a
+// graph input or written by an earlier operator; each tensor is written at most once. This
+// also rules out cycles.
+void ModelView::check_dataflow() const {
+  std::vector<char> ready(tensors_.size(), 0);
+  for (const auto& t : tensors_) ready[t.index] = t.is_constant();
+  for (int32_t i : inputs_) ready[i] = 1;
+  for (const auto& op : operators_) {
+    for (int32_t t : op.inputs)
+      if (t >= 0 && !ready[t])
+        invalid("operator " + std::to_string(op.index) + " (" + op.op_name + ") reads " +
+                describe_tensor(t, tensors_[t].name) +
+                " before any operator writes it (operators out of order, or a cycle)");
+    for (int32_t t : op.outputs) {
+      if (ready[t])
+        invalid("operator " + std::to_string(op.index) + " (" + op.op_name + ") writes " +
+                describe_tensor(t, tensors_[t].name) +
+                ", which is already a constant, a graph input or another operator's output");
+      ready[t] = 1;
+    }
+  }
+  for (int32_t t : outputs_)
+    if (!ready[t])
+      invalid("graph output " + describe_tensor(t, tensors_[t].name) + " is never written");
+}
+
+}  // namespace loom::tflite
