@@ -1,38 +1,10 @@
-// Conv on the neon device against cpu: the packed-GEMM path (1x1 direct and im2col), grouped
-// convolutions and the direct depthwise kernel, over odd sizes, strides, pads and dilations.
-#include "neon_test_util.hpp"
+// Conv on the neon device against cpu: the packed-GEMM path (1x1 direct and im2col), Winograd
+// (3x3 stride 1), grouped convolutions and the direct depthwise kernels, over odd sizes,
+// strides, pads and dilations.
+#include "conv_case.hpp"
 
 namespace loom::neon_testing {
 namespace {
-
-struct ConvCase {
-  const char* name;
-  int64_t n, c, h, w, cout, kh, kw, group;
-  std::vector<int64_t> strides, pads, dilations;
-  bool bias;
-  std::string auto_pad = "";
-};
-
-void run_conv(const ConvCase& k, uint32_t seed) {
-  SCOPED_TRACE(k.name);
-  ModelBuilder m;
-  m.input("x", LOOM_DTYPE_FLOAT32, {k.n, k.c, k.h, k.w});
-  m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {k.cout, k.c / k.group, k.kh, k.kw}, seed));
-  std::vector<std::string> inputs = {"x", "w"};
-  if (k.bias) {
-    m.initializer("b", random_tensor(LOOM_DTYPE_FLOAT32, {k.cout}, seed + 1));
-    inputs.push_back("b");
-  }
-  auto node = m.node("Conv", inputs, {"y"});
-  node.i("group", k.group).ints("strides", k.strides).ints("dilations", k.dilations);
-  if (k.auto_pad.empty())
-    node.ints("pads", k.pads);
-  else
-    node.s("auto_pad", k.auto_pad);
-  m.output("y");
-  expect_neon_matches_cpu(
-      m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {k.n, k.c, k.h, k.w}, seed + 2)}});
-}
 
 TEST(NeonConv, PointwiseGemmPath) {
   const ConvCase cases[] = {

@@ -1,13 +1,17 @@
 // Conv (2-D, float32, constant weights): depthwise convolutions (one filter per channel) run the
-// direct NEON kernel; every other convolution is one packed GEMM per image and group with the
-// weights packed at compile time: a 1x1 convolution with unit strides and no padding reads the
-// input planes directly as the GEMM operand, the others go through im2col first.
+// direct NEON kernels; 3x3 stride-1 convolutions with at least 4 channels per group run Winograd
+// F(2x2, 3x3) (ops/conv_winograd.hpp); every other convolution is one packed GEMM per image and
+// group with the weights packed at compile time: a 1x1 convolution with unit strides and no
+// padding reads the input planes directly as the GEMM operand, the others go through im2col
+// first.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "kernels/depthwise.hpp"
 #include "kernels/im2col.hpp"
+#include "ops/conv_winograd.hpp"
 #include "ops/gemm_driver.hpp"
 #include "ops/window_attrs.hpp"
 
@@ -53,6 +57,11 @@ class ConvOp final : public Op {
     depthwise_ = cin_per_group_ == 1 && cout_per_group_ == 1;
     if (depthwise_) {
       weights_.assign(weights, weights + static_cast<size_t>(cout_) * taps);
+      return;
+    }
+    if (WinogradConv::applies(attrs_, cin_per_group_, cout_per_group_)) {
+      winograd_ =
+          std::make_unique<WinogradConv>(weights, cout_, cin_per_group_, group_, options.fp16);
       return;
     }
     // One packed A (Cout/group x Cin/group*kh*kw) per group, back to back, in the precision
@@ -103,6 +112,10 @@ class ConvOp final : public Op {
       });
       return;
     }
+    if (winograd_) {
+      winograd_->run(x.data, n, g, bias, y, rt);
+      return;
+    }
     const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 &&
                         g.pl == 0 && g.pb == 0 && g.pr == 0;
     std::unique_ptr<float[]> col;
@@ -135,8 +148,9 @@ class ConvOp final : public Op {
   WindowAttrs attrs_;
   bool depthwise_ = false;
   size_t k_ = 0, group_stride_ = 0;
-  std::vector<float> weights_;  // depthwise: the filters
-  PackedWeights packed_;        // otherwise: packed A per group
+  std::vector<float> weights_;              // depthwise: the filters
+  std::unique_ptr<WinogradConv> winograd_;  // 3x3 stride 1: transformed weights
+  PackedWeights packed_;                    // otherwise: packed A per group
   std::vector<float> bias_;
 };
 
