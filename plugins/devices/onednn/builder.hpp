@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
@@ -31,6 +32,10 @@ struct DeviceOptions {
   // "off" never.
   enum class Winograd { kOff, kAuto, kTune };
   Winograd winograd = Winograd::kAuto;
+  // A 1x1 convolution followed by a 3x3 depthwise one runs as one primitive (oneDNN's
+  // depthwise post-op) where oneDNN has a JIT kernel for the pair: the expanded tensor of
+  // MobileNet-style blocks then stays in cache. "off" keeps them separate.
+  bool dw_fusion = true;
   bool verbose = false;  // log each primitive's implementation at compile
 };
 
@@ -209,6 +214,26 @@ std::pair<Pd, size_t> create_with_post_ops(Builder& b, const std::vector<FusionC
     }
   }
 }
+
+// A 3x3 depthwise convolution a 1x1 convolution computes in its own primitive (ops_conv_dw.cpp).
+struct DepthwiseFusion {
+  dnnl::convolution_forward::primitive_desc pd;  // the 1x1 with its post-ops and the depthwise
+  int node = -1;                                 // the depthwise Conv node
+  int out_value = -1;                            // its output
+  int64_t channels = 0;
+  std::vector<float> weights;         // [channels, 1, 3, 3], BatchNormalization folded
+  std::vector<float> bias;            // [channels], zeros when the node has none
+  std::vector<FusionCandidate> post;  // followers of the depthwise output
+  size_t post_count = 0;              // how many of them (activations) the primitive runs
+};
+// The depthwise fusion for the 1x1 convolution whose output is `conv_out` and whose first
+// `fused` candidates are already its post-ops; make(attr) creates the 1x1's descriptor. Empty
+// when the reader of the chain is no suitable depthwise convolution, the option is off, or
+// oneDNN has no JIT kernel for the pair.
+std::optional<DepthwiseFusion> fuse_depthwise(
+    Builder& b, const std::vector<FusionCandidate>& cands, size_t fused, int conv_out,
+    const std::function<dnnl::convolution_forward::primitive_desc(const dnnl::primitive_attr&)>&
+        make);
 
 // Op emitters, one family per file.
 void emit_conv(Builder& b, int node);           // ops_conv.cpp: Conv, ConvTranspose

@@ -5,6 +5,7 @@
 // residual Add become post-ops; the residual Add writes into the residual's buffer (sum).
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "builder.hpp"
 
@@ -80,6 +81,26 @@ double time_conv(dnnl::engine& engine, const dnnl::convolution_forward::primitiv
     if (i > 0) best = std::min(best, ms);
   }
   return best;
+}
+
+// Binds the depthwise post-op's weights, bias and destination (the depthwise output, or the
+// last activation after it), and marks the nodes the primitive now computes absorbed: the
+// 1x1's activations, whose values are never materialized, and the depthwise convolution.
+void bind_depthwise(Builder& b, const DepthwiseFusion& dw,
+                    const std::vector<FusionCandidate>& cands, size_t fused,
+                    std::vector<std::pair<int, int>>& args) {
+  const dnnl::convolution_forward::primitive_desc& pd = dw.pd;
+  constexpr int kDwWeights = DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS;
+  constexpr int kDwBias = DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS;
+  args.emplace_back(kDwWeights, b.constant_slot(dw.weights, {dw.channels, 1, 1, 3, 3},
+                                                pd.query_md(dnnl::query::exec_arg_md, kDwWeights)));
+  args.emplace_back(kDwBias, b.constant_slot(dw.bias, {dw.channels},
+                                             pd.query_md(dnnl::query::exec_arg_md, kDwBias)));
+  for (size_t i = 0; i < fused; ++i) b.ir().nodes[cands[i].node].absorbed = true;
+  b.ir().nodes[dw.node].absorbed = true;
+  int dst = b.define(dw.out_value, pd.dst_desc());
+  args.emplace_back(DNNL_ARG_DST, dst);
+  b.absorb(dw.post, dw.post_count, dst);
 }
 
 void emit_convolution(Builder& b, int node) {
@@ -161,6 +182,17 @@ void emit_convolution(Builder& b, int node) {
     }
   }
 
+  // A 1x1 convolution may take the depthwise convolution after it into its primitive.
+  std::optional<DepthwiseFusion> dw;
+  bool pointwise = xd.size() == 4 && kernel == std::vector<int64_t>{1, 1} && geo.group == 1 &&
+                   geo.strides == dnnl::memory::dims{1, 1} &&
+                   geo.pad_l == dnnl::memory::dims{0, 0} && geo.pad_r == dnnl::memory::dims{0, 0};
+  if (pointwise)
+    dw = fuse_depthwise(b, cands, fused, y, [&](const dnnl::primitive_attr& attr) {
+      return make(attr, fused, dnnl::algorithm::convolution_direct);
+    });
+  if (dw) pd = dw->pd;
+
   int src = b.as(x, pd.src_desc());
   int weights;
   if (!n.folded_weights.empty())
@@ -171,6 +203,14 @@ void emit_convolution(Builder& b, int node) {
   if (has_bias) {
     std::vector<float> bv = n.folded_bias.empty() ? constant_floats(g, bias) : n.folded_bias;
     args.emplace_back(DNNL_ARG_BIAS, b.constant_slot(bv, {m}, pd.bias_desc()));
+  }
+  if (dw) {
+    bind_depthwise(b, *dw, cands, fused, args);
+    b.add_step(dnnl::convolution_forward(pd), args,
+               "Conv " + std::string(n.view->name) + " + depthwise " +
+                   std::string(g.nodes[dw->node].view->name) + " [" + pd.impl_info_str() + ", " +
+                   std::to_string(fused + 1 + dw->post_count) + " post-ops]");
+    return;
   }
   int dst = -1;
   for (size_t i = 0; i < fused; ++i)

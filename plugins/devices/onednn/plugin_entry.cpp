@@ -87,8 +87,8 @@ void fill_info(const std::string& description, loom_device_info_t* out) {
   std::memcpy(out, &info, size);
 }
 
-// threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, verbose=1 (see sdk::device_options:
-// "onednn.KEY=VALUE" addresses this device only).
+// threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, dw_fusion=auto|off, verbose=1 (see
+// sdk::device_options: "onednn.KEY=VALUE" addresses this device only).
 DeviceOptions parse_options(const char* options, int threads) {
   DeviceOptions o;
   o.threads = threads;
@@ -125,13 +125,19 @@ DeviceOptions parse_options(const char* options, int threads) {
       o.winograd = value == "auto"   ? DeviceOptions::Winograd::kAuto
                    : value == "tune" ? DeviceOptions::Winograd::kTune
                                      : DeviceOptions::Winograd::kOff;
+    } else if (key == "dw_fusion") {
+      if (value != "auto" && value != "off")
+        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
+                  "onednn device: dw_fusion='" + value + "' (use auto or off)");
+      o.dw_fusion = value == "auto";
     } else if (key == "verbose") {
       o.verbose = value == "1";
     } else {
-      sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
-                sdk::unknown_option_message(
-                    "onednn", key,
-                    "threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, verbose=1"));
+      sdk::fail(
+          LOOM_ERROR_INVALID_ARGUMENT,
+          sdk::unknown_option_message("onednn", key,
+                                      "threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, "
+                                      "dw_fusion=auto|off, verbose=1"));
     }
   }
   if (o.threads == 0)

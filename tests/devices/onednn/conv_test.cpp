@@ -135,6 +135,99 @@ TEST(OnednnConv, ClipAndScalarMulPostOps) {
   check_unary_model(m, {1, 8, 7, 7});
 }
 
+// MobileNetV2's inverted residual block: 1x1 expand -> Clip(0, 6) -> 3x3 depthwise (stride 1
+// or 2, BatchNormalization after it, or a bias) -> Clip -> 1x1 project (+ the block input when
+// the shapes allow). With dw_fusion=auto the expand convolution takes the depthwise one as a
+// post-op where oneDNN 2.6 has a JIT kernel for the pair: it picks one by shape and thread
+// count (on AVX-512, e.g. 8->48 and 16->96 at 112x112 stride 2 with 2 threads, 24->144 at
+// 56x56 with 1 thread; `verbose=1` shows it); the other shapes check the pair stays separate.
+// Every setting must match the cpu device.
+struct BlockCase {
+  int64_t batch = 1, in = 0, expanded = 0, out = 0, size = 0, stride = 1;
+  bool batch_norm = true;  // else a bias on the depthwise convolution
+  bool clip_after_depthwise = true;
+};
+
+void check_inverted_residual(const BlockCase& c) {
+  ModelBuilder m;
+  std::vector<int64_t> shape{c.batch, c.in, c.size, c.size};
+  m.input("x", LOOM_DTYPE_FLOAT32, shape);
+  m.initializer("w_expand",
+                random_tensor(LOOM_DTYPE_FLOAT32, {c.expanded, c.in, 1, 1}, 2, -0.3, 0.3));
+  m.initializer("b_expand", random_tensor(LOOM_DTYPE_FLOAT32, {c.expanded}, 3));
+  m.initializer("w_dw", random_tensor(LOOM_DTYPE_FLOAT32, {c.expanded, 1, 3, 3}, 4, -0.5, 0.5));
+  m.initializer("w_project",
+                random_tensor(LOOM_DTYPE_FLOAT32, {c.out, c.expanded, 1, 1}, 5, -0.2, 0.2));
+  m.initializer("lo", float_tensor({}, {0.f}));
+  m.initializer("hi", float_tensor({}, {6.f}));
+  m.node("Conv", {"x", "w_expand", "b_expand"}, {"e"});
+  m.node("Clip", {"e", "lo", "hi"}, {"e6"});
+  std::vector<std::string> dw_inputs{"e6", "w_dw"};
+  if (!c.batch_norm) {
+    m.initializer("b_dw", random_tensor(LOOM_DTYPE_FLOAT32, {c.expanded}, 6));
+    dw_inputs.push_back("b_dw");
+  }
+  m.node("Conv", dw_inputs, {c.batch_norm ? "d" : "dn"})
+      .i("group", c.expanded)
+      .ints("strides", {c.stride, c.stride})
+      .ints("pads", {1, 1, 1, 1});
+  if (c.batch_norm) {
+    m.initializer("scale", random_tensor(LOOM_DTYPE_FLOAT32, {c.expanded}, 7, 0.5, 1.5));
+    m.initializer("shift", random_tensor(LOOM_DTYPE_FLOAT32, {c.expanded}, 8));
+    m.initializer("mean", random_tensor(LOOM_DTYPE_FLOAT32, {c.expanded}, 9));
+    m.initializer("var", random_tensor(LOOM_DTYPE_FLOAT32, {c.expanded}, 10, 0.5, 2.0));
+    m.node("BatchNormalization", {"d", "scale", "shift", "mean", "var"}, {"dn"});
+  }
+  if (c.clip_after_depthwise)
+    m.node("Clip", {"dn", "lo", "hi"}, {"d6"});
+  else
+    m.node("Identity", {"dn"}, {"d6"});
+  bool residual = c.stride == 1 && c.in == c.out;
+  m.node("Conv", {"d6", "w_project"}, {residual ? "p" : "y"});
+  if (residual) m.node("Add", {"p", "x"}, {"y"});
+  m.output("y");
+  for (const char* options : {"dw_fusion=auto", "dw_fusion=off", "threads=1;dw_fusion=auto"}) {
+    SCOPED_TRACE(options);
+    check_unary_model(m, shape, 1, options);
+  }
+}
+
+TEST(OnednnConv, InvertedResidualStride2) {
+  check_inverted_residual({.in = 16, .expanded = 96, .out = 24, .size = 112, .stride = 2});
+}
+TEST(OnednnConv, InvertedResidualStride1WithResidual) {
+  check_inverted_residual({.in = 24, .expanded = 144, .out = 24, .size = 56, .stride = 1});
+}
+TEST(OnednnConv, InvertedResidualNarrowInputNoBatchNorm) {
+  check_inverted_residual(
+      {.in = 8, .expanded = 48, .out = 12, .size = 112, .stride = 2, .batch_norm = false});
+  check_inverted_residual({.batch = 2,
+                           .in = 8,
+                           .expanded = 48,
+                           .out = 12,
+                           .size = 11,
+                           .stride = 2,
+                           .batch_norm = false});
+}
+TEST(OnednnConv, InvertedResidualChannelsNotMultipleOf8) {
+  check_inverted_residual({.in = 5, .expanded = 30, .out = 5, .size = 9, .stride = 1});
+  check_inverted_residual({.in = 7, .expanded = 21, .out = 10, .size = 8, .stride = 2});
+}
+TEST(OnednnConv, InvertedResidualWideAndWithoutActivationAfterDepthwise) {
+  check_inverted_residual({.in = 64,
+                           .expanded = 384,
+                           .out = 64,
+                           .size = 7,
+                           .stride = 1,
+                           .clip_after_depthwise = false});
+  check_inverted_residual({.in = 16,
+                           .expanded = 96,
+                           .out = 16,
+                           .size = 112,
+                           .stride = 2,
+                           .clip_after_depthwise = false});
+}
+
 TEST(OnednnConvTranspose, StridedGroupedWithOutputPadding) {
   for (int64_t group : {1, 2}) {
     ModelBuilder m;

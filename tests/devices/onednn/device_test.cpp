@@ -32,7 +32,7 @@ ModelBuilder small_network() {
 }
 
 TEST(OnednnDevice, SmallNetworkMatchesCpuAtAnyThreadCount) {
-  for (const char* options : {"threads=1", "threads=2", "winograd=off"})
+  for (const char* options : {"threads=1", "threads=2", "winograd=off", "dw_fusion=off"})
     check_unary_model(small_network(), {1, 3, 32, 32}, 1, options);
 }
 
@@ -49,7 +49,8 @@ TEST(OnednnDevice, RepeatedRunsGiveIdenticalResults) {
 TEST(OnednnDevice, UnknownOptionIsAClearError) {
   std::filesystem::path path = small_network().save();
   Tensor x = random_tensor(LOOM_DTYPE_FLOAT32, {1, 3, 32, 32}, 9);
-  for (const char* options : {"colour=blue", "precision=f8", "threads=many", "winograd=maybe"}) {
+  for (const char* options :
+       {"colour=blue", "precision=f8", "threads=many", "winograd=maybe", "dw_fusion=yes"}) {
     try {
       run_model(path, {{"x", x}}, onednn_only(options));
       ADD_FAILURE() << "option '" << options << "' was accepted";
