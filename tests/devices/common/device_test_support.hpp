@@ -105,6 +105,10 @@ struct Tolerance {
   double atol;
 };
 Tolerance default_tolerance(loom_dtype_t dtype);
+// For float32 models run with a reduced storage precision (the precision=f16 / bf16 device
+// option): inputs, weights and every intermediate are rounded to `storage` (FLOAT16 or
+// BFLOAT16) while sums run in f32, so errors grow with the reduction length and the depth.
+Tolerance reduced_precision_tolerance(loom_dtype_t storage);
 
 // Compares element by element; returns "" when equal within tolerance, else a description of
 // the first mismatches (index, both values) for the test failure message.

@@ -27,9 +27,9 @@ layout(constant_id = 20) const uint SB5 = 0;
 layout(constant_id = 21) const uint ACT = 0;
 layout(constant_id = 22) const float ACT_ALPHA = 0.0;
 layout(constant_id = 23) const float ACT_BETA = 0.0;
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
-layout(std430, binding = 2) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer A { STORE_T a[]; };
+layout(std430, binding = 1) readonly buffer B { STORE_T b[]; };
+layout(std430, binding = 2) writeonly buffer Y { STORE_T y[]; };
 
 // GLSL leaves pow undefined for a negative base; ONNX defines it for integral exponents.
 float safe_pow(float u, float v) {
@@ -68,6 +68,6 @@ void main() {
     ia += c * sa[d];
     ib += c * sb[d];
   }
-  float r = apply(a[pc.off[0] + ia], b[pc.off[1] + ib]);
-  y[pc.off[2] + i] = activate(r, ACT, ACT_ALPHA, ACT_BETA);
+  float r = apply(float(a[pc.off[0] + ia]), float(b[pc.off[1] + ib]));
+  y[pc.off[2] + i] = STORE_T(activate(r, ACT, ACT_ALPHA, ACT_BETA));
 }

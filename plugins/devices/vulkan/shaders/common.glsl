@@ -1,7 +1,18 @@
 // Shared by every kernel. Tensors are bound one storage buffer per binding; the descriptor
 // starts at an offset aligned to minStorageBufferOffsetAlignment, so each binding's first
-// element is pc.off[binding] words further on (see executable.cpp).
+// element is pc.off[binding] elements (of the binding's type) further on (see executable.cpp).
 #extension GL_GOOGLE_include_directive : require
+
+// Storage type of float tensors. Every kernel is compiled twice (see CMakeLists.txt): as is,
+// and with LOOM_F16 for precision=f16, where activations and weights are stored as fp16
+// (VK_KHR_16bit_storage) and arithmetic stays f32. Kernels read float(buf[i]) and write
+// STORE_T(v); in the f32 build both are no-ops.
+#ifdef LOOM_F16
+#extension GL_EXT_shader_16bit_storage : require
+#define STORE_T float16_t
+#else
+#define STORE_T float
+#endif
 
 layout(push_constant) uniform PushConstants {
   uint off[8];

@@ -42,11 +42,11 @@ void main() {
         for (int j = 0; j < 4; ++j) {
           int ih = ih0[j] + int(kh * DH), iw = iw0[j] + int(kw * DW);
           bool inside = ih >= 0 && ih < int(H) && iw >= 0 && iw < int(W);
-          xv[j] = inside ? x[xc + uint(ih) * W + uint(iw)] : 0.0;
+          xv[j] = inside ? float(x[xc + uint(ih) * W + uint(iw)]) : 0.0;
         }
         uint woff = (c * KH + kh) * KW + kw;
         for (int r = 0; r < 4; ++r) {
-          float wv = w[wrow[r] + woff];
+          float wv = float(w[wrow[r] + woff]);
           for (int j = 0; j < 4; ++j) acc[r][j] += wv * xv[j];
         }
       }
@@ -55,11 +55,11 @@ void main() {
   for (int r = 0; r < 4; ++r) {
     uint k = k0 + uint(r);
     if (k >= g * KG + KG) break;
-    float b = HAS_BIAS != 0u ? bias[pc.off[2] + k] : 0.0;
+    float b = HAS_BIAS != 0u ? float(bias[pc.off[2] + k]) : 0.0;
     for (int j = 0; j < 4; ++j) {
       uint p = (pb / 8u) * 32u + pb % 8u + 8u * uint(j);
       if (p >= P) break;
-      y[pc.off[3] + (n * K + k) * P + p] = activate(acc[r][j] + b, ACT, ACT_ALPHA, ACT_BETA);
+      y[pc.off[3] + (n * K + k) * P + p] = STORE_T(activate(acc[r][j] + b, ACT, ACT_ALPHA, ACT_BETA));
     }
   }
 }

@@ -16,7 +16,7 @@ void main() {
   const uint CG = C / GROUPS;
   const uint KG = K / GROUPS;
   uint g = k / KG;
-  float acc = HAS_BIAS != 0u ? bias[pc.off[2] + k] : 0.0;
+  float acc = HAS_BIAS != 0u ? float(bias[pc.off[2] + k]) : 0.0;
   int ih0 = int(oh * SH) - int(PT);
   int iw0 = int(ow * SW) - int(PL);
   for (uint c = 0; c < CG; ++c) {
@@ -28,9 +28,9 @@ void main() {
       for (uint kw = 0; kw < KW; ++kw) {
         int iw = iw0 + int(kw * DW);
         if (iw < 0 || iw >= int(W)) continue;
-        acc += x[xc + uint(ih) * W + uint(iw)] * w[wc + kh * KW + kw];
+        acc += float(x[xc + uint(ih) * W + uint(iw)]) * float(w[wc + kh * KW + kw]);
       }
     }
   }
-  y[pc.off[3] + i] = activate(acc, ACT, ACT_ALPHA, ACT_BETA);
+  y[pc.off[3] + i] = STORE_T(activate(acc, ACT, ACT_ALPHA, ACT_BETA));
 }

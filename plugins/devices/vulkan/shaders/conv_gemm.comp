@@ -15,7 +15,7 @@ const uint KDIM = CG * KH * KW;
 // batch = image * GROUPS + group
 float load_a(uint batch, uint m, uint q) {
   uint g = batch % GROUPS;
-  return w[pc.off[1] + (g * KG + m) * KDIM + q];
+  return float(w[pc.off[1] + (g * KG + m) * KDIM + q]);
 }
 float load_b(uint batch, uint q, uint p) {
   uint n = batch / GROUPS, g = batch % GROUPS;
@@ -24,13 +24,13 @@ float load_b(uint batch, uint q, uint p) {
   int ih = int(oh * SH + kh * DH) - int(PT);
   int iw = int(ow * SW + kw * DW) - int(PL);
   if (ih < 0 || ih >= int(H) || iw < 0 || iw >= int(W)) return 0.0;
-  return x[pc.off[0] + ((n * C + g * CG + c) * H + uint(ih)) * W + uint(iw)];
+  return float(x[pc.off[0] + ((n * C + g * CG + c) * H + uint(ih)) * W + uint(iw)]);
 }
 void store(uint batch, uint m, uint p, float v) {
   uint n = batch / GROUPS, g = batch % GROUPS;
   uint k = g * KG + m;
-  if (HAS_BIAS != 0u) v += bias[pc.off[2] + k];
-  y[pc.off[3] + (n * K + k) * N + p] = activate(v, ACT, ACT_ALPHA, ACT_BETA);
+  if (HAS_BIAS != 0u) v += float(bias[pc.off[2] + k]);
+  y[pc.off[3] + (n * K + k) * N + p] = STORE_T(activate(v, ACT, ACT_ALPHA, ACT_BETA));
 }
 
 #include "gemm_tile.glsl"

@@ -20,7 +20,7 @@ layout(constant_id = 18) const uint ACT = 0;
 layout(constant_id = 19) const float ACT_ALPHA = 0.0;
 layout(constant_id = 20) const float ACT_BETA = 0.0;
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) readonly buffer Wt { float w[]; };  // [K, C / GROUPS, KH, KW]
-layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
-layout(std430, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer X { STORE_T x[]; };
+layout(std430, binding = 1) readonly buffer Wt { STORE_T w[]; };  // [K, C / GROUPS, KH, KW]
+layout(std430, binding = 2) readonly buffer Bias { STORE_T bias[]; };
+layout(std430, binding = 3) writeonly buffer Y { STORE_T y[]; };

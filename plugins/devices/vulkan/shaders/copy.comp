@@ -1,5 +1,5 @@
 #version 450
-// Strided copy of 32-bit words: dst[sum c_d * DS_d] = src[sum c_d * SS_d] over a box of up to 6
+// Strided copy of 32-bit words (16-bit elements in the LOOM_F16 build): dst[sum c_d * DS_d] = src[sum c_d * SS_d] over a box of up to 6
 // dims (innermost last). Transpose, Slice, Concat, Split and Expand are all this kernel with
 // different strides; 64-bit elements are copied as two words (an extra innermost dim).
 #include "common.glsl"
@@ -24,8 +24,14 @@ layout(constant_id = 17) const uint DS3 = 0;
 layout(constant_id = 18) const uint DS4 = 0;
 layout(constant_id = 19) const uint DS5 = 0;
 layout(constant_id = 20) const uint SRC_BASE = 0;  // first source word: negative strides walk back
-layout(std430, binding = 0) readonly buffer X { uint src[]; };
-layout(std430, binding = 1) writeonly buffer Y { uint dst[]; };
+// ELEM_T: 32-bit words; with LOOM_F16 (fp16 tensors of precision=f16), 16-bit elements.
+#ifdef LOOM_F16
+#define ELEM_T uint16_t
+#else
+#define ELEM_T uint
+#endif
+layout(std430, binding = 0) readonly buffer X { ELEM_T src[]; };
+layout(std430, binding = 1) writeonly buffer Y { ELEM_T dst[]; };
 
 void main() {
   uint i = global_index();

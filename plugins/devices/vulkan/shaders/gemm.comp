@@ -27,10 +27,10 @@ layout(constant_id = 20) const uint A_SB2 = 0;
 layout(constant_id = 21) const uint B_SB0 = 0;
 layout(constant_id = 22) const uint B_SB1 = 0;
 layout(constant_id = 23) const uint B_SB2 = 0;
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
-layout(std430, binding = 2) readonly buffer Cb { float cin[]; };
-layout(std430, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer A { STORE_T a[]; };
+layout(std430, binding = 1) readonly buffer B { STORE_T b[]; };
+layout(std430, binding = 2) readonly buffer Cb { STORE_T cin[]; };
+layout(std430, binding = 3) writeonly buffer Y { STORE_T y[]; };
 
 uint a_base(uint batch) {
   return (batch / (BD1 * BD2)) * A_SB0 + ((batch / BD2) % BD1) * A_SB1 + (batch % BD2) * A_SB2;
@@ -38,12 +38,12 @@ uint a_base(uint batch) {
 uint b_base(uint batch) {
   return (batch / (BD1 * BD2)) * B_SB0 + ((batch / BD2) % BD1) * B_SB1 + (batch % BD2) * B_SB2;
 }
-float load_a(uint batch, uint m, uint k) { return a[pc.off[0] + a_base(batch) + m * A_SM + k * A_SK]; }
-float load_b(uint batch, uint k, uint n) { return b[pc.off[1] + b_base(batch) + k * B_SK + n * B_SN]; }
+float load_a(uint batch, uint m, uint k) { return float(a[pc.off[0] + a_base(batch) + m * A_SM + k * A_SK]); }
+float load_b(uint batch, uint k, uint n) { return float(b[pc.off[1] + b_base(batch) + k * B_SK + n * B_SN]); }
 void store(uint batch, uint m, uint n, float v) {
   v *= ALPHA;
-  if (HAS_C != 0u) v += BETA * cin[pc.off[2] + m * C_SM + n * C_SN];
-  y[pc.off[3] + (batch * M + m) * N + n] = activate(v, ACT, ACT_ALPHA, ACT_BETA);
+  if (HAS_C != 0u) v += BETA * float(cin[pc.off[2] + m * C_SM + n * C_SN]);
+  y[pc.off[3] + (batch * M + m) * N + n] = STORE_T(activate(v, ACT, ACT_ALPHA, ACT_BETA));
 }
 
 #include "gemm_tile.glsl"

@@ -19,8 +19,8 @@ layout(constant_id = 13) const uint PR = 0;
 layout(constant_id = 14) const uint DH = 1;
 layout(constant_id = 15) const uint DW = 1;
 layout(constant_id = 16) const uint MODE = 0;  // 0 max, 1 average counting pads, 2 average without
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer X { STORE_T x[]; };
+layout(std430, binding = 1) writeonly buffer Y { STORE_T y[]; };
 
 void main() {
   uint i = global_index();
@@ -37,12 +37,12 @@ void main() {
       int iw = iw0 + int(kw * DW);
       if (row_in_pad && iw >= -int(PL) && iw < int(W + PR)) ++padded_count;
       if (ih < 0 || ih >= int(H) || iw < 0 || iw >= int(W)) continue;
-      float v = x[base + uint(ih) * W + uint(iw)];
+      float v = float(x[base + uint(ih) * W + uint(iw)]);
       acc = MODE == 0u ? max(acc, v) : acc + v;
       ++count;
     }
   }
   if (MODE == 1u) acc /= float(max(padded_count, 1u));
   if (MODE == 2u) acc /= float(max(count, 1u));
-  y[pc.off[1] + i] = acc;
+  y[pc.off[1] + i] = STORE_T(acc);
 }

@@ -21,8 +21,8 @@ layout(constant_id = 15) const uint RS0 = 0;
 layout(constant_id = 16) const uint RS1 = 0;
 layout(constant_id = 17) const uint RS2 = 0;
 layout(constant_id = 18) const uint RS3 = 0;
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer X { STORE_T x[]; };
+layout(std430, binding = 1) writeonly buffer Y { STORE_T y[]; };
 
 // OP: 0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 l1, 6 l2, 7 sum square, 8 log sum, 9 log sum exp
 void main() {
@@ -41,14 +41,14 @@ void main() {
     for (uint r = 0; r < count; ++r) {
       uint off = (r / (R1 * R2 * R3)) * RS0 + ((r / (R2 * R3)) % R1) * RS1 +
                  ((r / R3) % R2) * RS2 + (r % R3) * RS3;
-      m = max(m, x[base + off]);
+      m = max(m, float(x[base + off]));
     }
   }
   float acc = OP == 2u ? -1.0 / 0.0 : (OP == 3u ? 1.0 / 0.0 : (OP == 4u ? 1.0 : 0.0));
   for (uint r = 0; r < count; ++r) {
     uint off = (r / (R1 * R2 * R3)) * RS0 + ((r / (R2 * R3)) % R1) * RS1 +
                ((r / R3) % R2) * RS2 + (r % R3) * RS3;
-    float v = x[base + off];
+    float v = float(x[base + off]);
     switch (OP) {
       case 2u: acc = max(acc, v); break;
       case 3u: acc = min(acc, v); break;
@@ -63,5 +63,5 @@ void main() {
   if (OP == 6u) acc = sqrt(acc);
   if (OP == 8u) acc = log(acc);
   if (OP == 9u) acc = log(acc) + m;
-  y[pc.off[1] + i] = acc;
+  y[pc.off[1] + i] = STORE_T(acc);
 }

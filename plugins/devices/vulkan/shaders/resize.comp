@@ -15,8 +15,8 @@ layout(constant_id = 9) const uint COORD = 0;    // 0 half_pixel, 1 asymmetric, 
                                                  // 3 pytorch_half_pixel, 4 tf_half_pixel_for_nearest
 layout(constant_id = 10) const uint NEAREST = 0; // 0 round_prefer_floor, 1 round_prefer_ceil,
                                                  // 2 floor, 3 ceil
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer X { STORE_T x[]; };
+layout(std430, binding = 1) writeonly buffer Y { STORE_T y[]; };
 
 // As the ONNX reference: the "resized length" of align_corners and pytorch_half_pixel is
 // in_len * scale, which is not the integer output length when scales are given.
@@ -51,15 +51,15 @@ void main() {
   float sh = source(oh, H, SCALE_H), sw = source(ow, W, SCALE_W);
   float v;
   if (LINEAR == 0u) {
-    v = x[base + uint(nearest(sh, H)) * W + uint(nearest(sw, W))];
+    v = float(x[base + uint(nearest(sh, H)) * W + uint(nearest(sw, W))]);
   } else {
     float fh = floor(sh), fw = floor(sw);
     float th = sh - fh, tw = sw - fw;
     int h0 = clamp(int(fh), 0, int(H) - 1), h1 = clamp(int(fh) + 1, 0, int(H) - 1);
     int w0 = clamp(int(fw), 0, int(W) - 1), w1 = clamp(int(fw) + 1, 0, int(W) - 1);
-    float a = mix(x[base + uint(h0) * W + uint(w0)], x[base + uint(h0) * W + uint(w1)], tw);
-    float b = mix(x[base + uint(h1) * W + uint(w0)], x[base + uint(h1) * W + uint(w1)], tw);
+    float a = mix(float(x[base + uint(h0) * W + uint(w0)]), float(x[base + uint(h0) * W + uint(w1)]), tw);
+    float b = mix(float(x[base + uint(h1) * W + uint(w0)]), float(x[base + uint(h1) * W + uint(w1)]), tw);
     v = mix(a, b, th);
   }
-  y[pc.off[1] + i] = v;
+  y[pc.off[1] + i] = STORE_T(v);
 }

@@ -10,14 +10,14 @@ layout(constant_id = 3) const uint INNER = 1;
 layout(constant_id = 4) const uint ACT = 0;
 layout(constant_id = 5) const float ACT_ALPHA = 0.0;
 layout(constant_id = 6) const float ACT_BETA = 0.0;
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) readonly buffer S { float scale[]; };
-layout(std430, binding = 2) readonly buffer B { float shift[]; };
-layout(std430, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer X { STORE_T x[]; };
+layout(std430, binding = 1) readonly buffer S { STORE_T scale[]; };
+layout(std430, binding = 2) readonly buffer B { STORE_T shift[]; };
+layout(std430, binding = 3) writeonly buffer Y { STORE_T y[]; };
 void main() {
   uint i = global_index();
   if (i >= N) return;
   uint c = (i / INNER) % C;
-  y[pc.off[3] + i] = activate(x[pc.off[0] + i] * scale[pc.off[1] + c] + shift[pc.off[2] + c],
-                              ACT, ACT_ALPHA, ACT_BETA);
+  float v = float(x[pc.off[0] + i]) * float(scale[pc.off[1] + c]) + float(shift[pc.off[2] + c]);
+  y[pc.off[3] + i] = STORE_T(activate(v, ACT, ACT_ALPHA, ACT_BETA));
 }

@@ -28,16 +28,24 @@ struct Loc {
   uint64_t offset = 0;  // bytes from the region start (kArena: from the value's start)
   uint64_t bytes = 0;
   int32_t value = -1;  // kArena: the value id whose planned range this is part of
+  // Bytes per element of the shader array bound to it: the kernels' push-constant offsets
+  // count these (2 for fp16 tensors of precision=f16, else 32-bit words).
+  uint8_t unit = 4;
   Loc at(uint64_t byte_offset, uint64_t size) const {
-    return {region, offset + byte_offset, size, value};
+    return {region, offset + byte_offset, size, value, unit};
   }
 };
 
 struct TensorInfo {
   int id = -1;
+  // The type stored in device buffers: float16 for the float32 values of a precision=f16
+  // subgraph, else the value's own type (info->dtype, which the host sees).
   loom_dtype_t dtype = LOOM_DTYPE_UNDEFINED;
   std::vector<int64_t> dims;
   Loc loc;
+  // Subgraph inputs / outputs stored as fp16: the f32 slots the host copies in / out of, with
+  // a conversion kernel to / from loc (otherwise bytes == 0 and the host uses loc).
+  Loc host_in, host_out;
   const loom_value_info_t* info = nullptr;
   int64_t elements() const {
     int64_t n = 1;
@@ -64,8 +72,12 @@ class Builder {
   virtual bool has_input(const loom_node_t& node, size_t i) const = 0;
   virtual const TensorInfo& output(const loom_node_t& node, size_t i) = 0;
 
-  // Places derived constant data (folded weights...) in the constants region.
+  // Places derived constant data (folded weights...) in the constants region, as raw bytes.
   virtual Loc upload(const void* data, size_t bytes) = 0;
+  // Places float constants in the storage type of float tensors (fp16 under precision=f16).
+  virtual Loc upload_floats(std::span<const float> values) = 0;
+  // Bytes per element of float tensors in device buffers (2 under precision=f16, else 4).
+  size_t float_bytes() { return context().f16_storage() ? 2 : 4; }
   // A scratch range in the private region (intermediate results of multi-pass kernels).
   virtual Loc scratch(size_t bytes) = 0;
   // The word shaders set when an index is out of range; checked after each run.
@@ -82,7 +94,9 @@ class Builder {
   virtual void absorb(const loom_node_t& node) = 0;
 
   // Appends a dispatch of `shader` with specialization constants spec (constant_id = index)
-  // and one storage buffer per binding.
+  // and one storage buffer per binding. Under precision=f16 the fp16 build of the kernel
+  // (<shader>_f16) runs, except for the element-size kernels copy/gather, whose callers pick
+  // the variant by element size.
   virtual void dispatch(std::string_view shader, const std::vector<uint32_t>& spec,
                         const std::vector<Loc>& bindings, std::array<uint32_t, 3> groups) = 0;
   // One invocation per element: spec[0] (the local size) is filled in; spec must start with a
@@ -103,6 +117,11 @@ inline uint32_t float_bits(float f) {
   static_assert(sizeof u == sizeof f);
   std::memcpy(&u, &f, sizeof u);
   return u;
+}
+
+// A float32 value kept as fp16 in device buffers (precision=f16); the host sees float32.
+inline bool stored_as_f16(const TensorInfo& t) {
+  return t.info && t.info->dtype == LOOM_DTYPE_FLOAT32 && t.dtype == LOOM_DTYPE_FLOAT16;
 }
 
 // Checked narrowing of sizes to the 32-bit indices the shaders use.

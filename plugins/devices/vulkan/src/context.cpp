@@ -23,22 +23,17 @@ bool parse_bool(const std::string& key, const std::string& value) {
 Options parse_options(const char* text_in) {
   Options o;
   o.validation = validation_requested_by_environment();
-  std::string text = text_in ? text_in : "";
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(';', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string item = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (item.empty()) continue;
-    size_t eq = item.find('=');
-    std::string key = item.substr(0, eq);
-    std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+  // The shared convention: common keys, vulkan.KEY for this device only, other devices'
+  // prefixed keys left out.
+  for (const sdk::DeviceOption& option : sdk::device_options(text_in, "vulkan")) {
+    const std::string& key = option.key;
+    const std::string& value = option.value;
     if (key == "precision") {
       if (value != "f32" && value != "f16" && value != "bf16")
         sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
                   "vulkan device: option precision='" + value + "' is not f32, f16 or bf16");
-      o.fp16 = value == "f16";  // bf16: no bf16 support, f32 it is
+      o.fp16 = value == "f16";
+      o.bf16 = value == "bf16";
     } else if (key == "validation") {
       o.validation = parse_bool(key, value);
     } else if (key == "pipeline_cache") {
@@ -47,8 +42,8 @@ Options parse_options(const char* text_in) {
       // The core passes the user's thread count to every device; a GPU has no use for it.
     } else {
       sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
-                "vulkan device: unknown option '" + key +
-                    "' (known: precision=f32|f16|bf16, validation=0|1, pipeline_cache=0|1)");
+                sdk::unknown_option_message(
+                    "vulkan", key, "precision=f32|f16|bf16, validation=0|1, pipeline_cache=0|1"));
     }
   }
   return o;
@@ -72,8 +67,24 @@ Context::Context(std::shared_ptr<Instance> instance, size_t index, const Options
   queue.queueFamilyIndex = physical_.compute_queue_family;
   queue.queueCount = 1;
   queue.pQueuePriorities = &priority;
+  // precision=f16 needs 16-bit storage buffers (core feature of Vulkan 1.1, optional); without
+  // them the kernels keep f32, as the options convention asks, with a warning.
+  f16_storage_ = options_.fp16 && physical_.fp16_storage;
+  if (options_.fp16 && !f16_storage_)
+    sdk::log(LOOM_LOG_WARNING, "vulkan",
+             name_ + ": precision=f16 was asked for, but " + physical_.properties.deviceName +
+                 " lacks storageBuffer16BitAccess (VK_KHR_16bit_storage); computing in f32");
+  if (options_.bf16)
+    sdk::log(LOOM_LOG_WARNING, "vulkan",
+             name_ +
+                 ": precision=bf16 was asked for, but the vulkan device has no bf16 kernels; "
+                 "computing in f32");
+  VkPhysicalDevice16BitStorageFeatures storage16{};
+  storage16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+  storage16.storageBuffer16BitAccess = VK_TRUE;
   VkDeviceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  if (f16_storage_) info.pNext = &storage16;
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue;
   VkResult r = vkCreateDevice(physical_.handle, &info, nullptr, &device_);
@@ -129,8 +140,10 @@ void Context::cleanup() {
 
 std::string Context::description() const {
   std::string text = physical_.describe();
-  if (options_.fp16)
-    text += ", precision=f16 requested: kernels store f32 (fp16 storage not implemented yet)";
+  if (f16_storage_)
+    text += ", precision=f16: fp16 storage, f32 arithmetic";
+  else if (options_.fp16)
+    text += ", precision=f16 requested: no 16-bit storage, computing in f32";
   if (instance_->validation_enabled()) text += ", validation layer on";
   return text;
 }

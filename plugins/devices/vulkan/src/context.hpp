@@ -16,7 +16,8 @@
 namespace loom::vulkan {
 
 struct Options {
-  bool fp16 = false;        // precision=f16 was asked for (not used by the kernels yet)
+  bool fp16 = false;        // precision=f16 was asked for
+  bool bf16 = false;        // precision=bf16 was asked for (no bf16 kernels: f32, warned)
   bool validation = false;  // validation=1 or LOOM_VULKAN_VALIDATION=1
   bool pipeline_cache = true;
 };
@@ -39,6 +40,9 @@ class Context {
   const std::string& name() const { return name_; }
   std::string description() const;
   const Options& options() const { return options_; }
+  // precision=f16 is in effect: float tensors are stored as fp16 in device buffers (the device
+  // has storageBuffer16BitAccess, enabled at creation); kernels compute in f32.
+  bool f16_storage() const { return f16_storage_; }
   // A CPU implementation (lavapipe, SwiftShader): kernels without shared-memory tiling are
   // faster there, since barriers are costly and caches already do the tiling.
   bool cpu_like() const { return physical_.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU; }
@@ -60,6 +64,7 @@ class Context {
   std::shared_ptr<Instance> instance_;
   PhysicalDevice physical_;
   Options options_;
+  bool f16_storage_ = false;
   std::string name_;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;

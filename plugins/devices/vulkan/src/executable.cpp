@@ -6,6 +6,7 @@
 #include <set>
 #include <variant>
 
+#include "half.hpp"
 #include "handles.hpp"
 #include "ops/ops.hpp"
 #include "vk_check.hpp"
@@ -85,7 +86,14 @@ class SubgraphBuilder final : public Builder {
   }
 
   void build_all() {
-    for (size_t i = 0; i < g_.num_inputs; ++i) place(g_.inputs[i]);
+    for (size_t i = 0; i < g_.num_inputs; ++i) {
+      TensorInfo& t = place(g_.inputs[i]);
+      if (stored_as_f16(t)) {  // the host gives f32: converted in the first kernels
+        t.host_in = scratch(static_cast<uint64_t>(t.elements()) * 4);
+        dispatch_1d("f16_convert", {0, u32(t.elements(), "elements"), 1}, {t.host_in, t.loc},
+                    static_cast<uint64_t>(t.elements()));
+      }
+    }
     for (size_t n = 0; n < g_.num_nodes; ++n) {
       current_ = n;
       if (skipped_[n]) continue;
@@ -102,7 +110,14 @@ class SubgraphBuilder final : public Builder {
       if (!any_output) continue;
       op->build(*this, node);
     }
-    for (size_t i = 0; i < g_.num_outputs; ++i) place(g_.outputs[i]);
+    for (size_t i = 0; i < g_.num_outputs; ++i) {
+      TensorInfo& t = place(g_.outputs[i]);
+      if (stored_as_f16(t) && t.host_out.bytes == 0 && t.elements() > 0) {
+        t.host_out = scratch(static_cast<uint64_t>(t.elements()) * 4);
+        dispatch_1d("f16_convert", {0, u32(t.elements(), "elements"), 0}, {t.host_out, t.loc},
+                    static_cast<uint64_t>(t.elements()));
+      }
+    }
   }
 
   const loom_graph_t& graph() const override { return g_; }
@@ -130,6 +145,13 @@ class SubgraphBuilder final : public Builder {
     c.resize(offset + align_up(std::max<size_t>(bytes, 4), kAlign));
     if (bytes) std::memcpy(c.data() + offset, data, bytes);
     return {Region::kConstants, offset, bytes};
+  }
+  Loc upload_floats(std::span<const float> values) override {
+    if (!context().f16_storage()) return upload(values.data(), values.size_bytes());
+    std::vector<uint16_t> halves = floats_to_halves(values);
+    Loc loc = upload(halves.data(), halves.size() * sizeof(uint16_t));
+    loc.unit = 2;
+    return loc;
   }
   Loc scratch(size_t bytes) override {
     uint64_t offset = align_up(exe_.private_bytes_, kAlign);
@@ -175,8 +197,12 @@ class SubgraphBuilder final : public Builder {
                 const std::vector<Loc>& bindings, std::array<uint32_t, 3> groups) override {
     if (bindings.size() > kMaxBindings)
       sdk::fail(LOOM_ERROR_INTERNAL, "vulkan: too many bindings for " + std::string(shader));
+    std::string name(shader);
+    if (context().f16_storage() && name != "copy" && name != "gather" && !name.ends_with("_f16") &&
+        !name.starts_with("f16_"))
+      name += "_f16";
     DispatchStep d;
-    d.pipeline = &context().pipelines().get(shader, static_cast<uint32_t>(bindings.size()), spec);
+    d.pipeline = &context().pipelines().get(name, static_cast<uint32_t>(bindings.size()), spec);
     d.bindings = bindings;
     d.groups = groups;
     exe_.steps_.push_back({d});
@@ -192,7 +218,8 @@ class SubgraphBuilder final : public Builder {
     const loom_value_info_t* v = g_.values[id];
     t.id = id;
     t.info = v;
-    t.dtype = v->dtype;
+    t.dtype = exe_.context_.f16_storage() && v->dtype == LOOM_DTYPE_FLOAT32 ? LOOM_DTYPE_FLOAT16
+                                                                            : v->dtype;
     if (v->rank < 0)
       sdk::fail(LOOM_ERROR_UNSUPPORTED,
                 std::string("vulkan: value '") + v->name + "' has an unknown rank at compile time");
@@ -216,16 +243,24 @@ class SubgraphBuilder final : public Builder {
       sdk::fail(LOOM_ERROR_UNSUPPORTED, std::string("vulkan: value '") + v->name + "' has type " +
                                             sdk::dtype_name(t.dtype));
     uint64_t bytes = static_cast<uint64_t>(t.elements()) * elem;
+    uint64_t host_bytes = static_cast<uint64_t>(t.elements()) * sdk::dtype_size(v->dtype);
     if (v->flags & LOOM_VALUE_CONSTANT) {
-      if (!v->data || v->data_size < bytes)
+      if (!v->data || v->data_size < host_bytes)
         sdk::fail(LOOM_ERROR_INVALID_MODEL,
                   std::string("vulkan: constant '") + v->name + "' has no or too little data");
-      t.loc = upload(v->data, bytes);
+      if (stored_as_f16(t)) {
+        std::vector<float> values(static_cast<size_t>(t.elements()));
+        std::memcpy(values.data(), v->data, host_bytes);
+        t.loc = upload_floats(values);
+      } else {
+        t.loc = upload(v->data, bytes);
+      }
     } else if (!(v->flags & (LOOM_VALUE_GRAPH_INPUT | LOOM_VALUE_GRAPH_OUTPUT)) && bytes > 0) {
       t.loc = {Region::kArena, 0, bytes, id};
     } else {
       t.loc = scratch(bytes);
     }
+    t.loc.unit = elem == 2 ? 2 : 4;
     return t;
   }
 
@@ -347,7 +382,9 @@ VkDescriptorBufferInfo Executable::resolve(const Loc& loc, uint32_t* word_offset
                                           " bytes exceeds the device's maxStorageBufferRange (" +
                                           std::to_string(context_.limits().maxStorageBufferRange) +
                                           ")");
-  if (word_offset) *word_offset = static_cast<uint32_t>(delta / 4);
+  if (delta % loc.unit)
+    sdk::fail(LOOM_ERROR_INTERNAL, "vulkan: a binding is not aligned to its element size");
+  if (word_offset) *word_offset = static_cast<uint32_t>(delta / loc.unit);
   return {buffer, base, range};
 }
 
@@ -469,14 +506,15 @@ void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tenso
     const loom_tensor_t& t = inputs[i];
     const TensorInfo& v = values_[static_cast<size_t>(graph_.inputs[i])];
     if (v.id < 0) continue;  // not read by any kernel
-    if (t.dtype != v.dtype || t.byte_size != v.loc.bytes)
+    const Loc& host_side = stored_as_f16(v) ? v.host_in : v.loc;
+    if (t.dtype != v.info->dtype || t.byte_size != host_side.bytes)
       sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
                 std::string("vulkan run: input '") + v.info->name + "' is " +
                     sdk::dtype_name(t.dtype) + " of " + std::to_string(t.byte_size) +
-                    " bytes, compiled for " + sdk::dtype_name(v.dtype) + " of " +
-                    std::to_string(v.loc.bytes));
+                    " bytes, compiled for " + sdk::dtype_name(v.info->dtype) + " of " +
+                    std::to_string(host_side.bytes));
     if (t.byte_size == 0) continue;
-    auto [buf, off] = absolute(v.loc);
+    auto [buf, off] = absolute(host_side);
     if (t.buffer) {
       if (t.offset + t.byte_size > t.buffer->size)
         sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "vulkan run: input range exceeds its buffer");
@@ -509,12 +547,13 @@ void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tenso
     vk_check(vkBeginCommandBuffer(out_cmd, &begin), "vkBeginCommandBuffer");
     for (size_t i = 0; i < outputs.size(); ++i) {
       const TensorInfo& v = values_[static_cast<size_t>(graph_.outputs[i])];
+      const Loc& host_side = stored_as_f16(v) ? v.host_out : v.loc;
       auto buffer = std::make_unique<loom_buffer_t>();
-      buffer->size = v.loc.bytes;
-      buffer->allocation = context_.memory().allocate(v.loc.bytes);
-      if (v.loc.bytes) {
-        auto [buf, off] = absolute(v.loc);
-        VkBufferCopy region{off, buffer->allocation.offset, v.loc.bytes};
+      buffer->size = host_side.bytes;
+      buffer->allocation = context_.memory().allocate(host_side.bytes);
+      if (host_side.bytes) {
+        auto [buf, off] = absolute(host_side);
+        VkBufferCopy region{off, buffer->allocation.offset, host_side.bytes};
         vkCmdCopyBuffer(out_cmd, buf, buffer->allocation.buffer, 1, &region);
       }
       made.push_back(std::move(buffer));
@@ -546,10 +585,10 @@ void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tenso
     const TensorInfo& v = values_[static_cast<size_t>(graph_.outputs[i])];
     loom_tensor_t& out = outputs[i];
     out = sdk::empty_tensor();
-    out.dtype = v.dtype;
+    out.dtype = v.info->dtype;
     out.rank = v.rank();
     for (int d = 0; d < v.rank(); ++d) out.dims[d] = v.dims[static_cast<size_t>(d)];
-    out.byte_size = v.loc.bytes;
+    out.byte_size = (stored_as_f16(v) ? v.host_out : v.loc).bytes;
     out.buffer = made[i].release();
   }
 }

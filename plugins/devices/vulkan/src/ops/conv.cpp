@@ -134,8 +134,8 @@ void build_conv(Builder& b, const loom_node_t& node) {
         for (size_t i = 0; i < per; ++i) wf[k * per + i] *= bn->first[k];
         bf[k] = bf[k] * bn->first[k] + bn->second[k];
       }
-      w_loc = b.upload(wf.data(), wf.size() * 4);
-      b_loc = b.upload(bf.data(), bf.size() * 4);
+      w_loc = b.upload_floats(wf);
+      b_loc = b.upload_floats(bf);
       has_bias = true;
       b.absorb(*next);
       after = next;
@@ -202,8 +202,8 @@ void build_batchnorm(Builder& b, const loom_node_t& node) {
   if (static_cast<int64_t>(bn.first.size()) != c)
     sdk::fail(LOOM_ERROR_INVALID_MODEL, std::string("BatchNormalization node '") + node.name +
                                             "': parameters do not match the channels");
-  Loc s = b.upload(bn.first.data(), bn.first.size() * 4);
-  Loc t = b.upload(bn.second.data(), bn.second.size() * 4);
+  Loc s = b.upload_floats(bn.first);
+  Loc t = b.upload_floats(bn.second);
   b.dispatch_1d("scale_shift",
                 {0, u32(y->elements(), "elements"), u32(c, "channels"), u32(inner, "inner"),
                  epilogue.op, float_bits(epilogue.alpha), float_bits(epilogue.beta)},

@@ -2,6 +2,7 @@
 // are one strided-copy kernel (shaders/copy.comp) with different strides; Gather has its own
 // kernel with a run-time range check of the indices.
 #include <algorithm>
+#include <cstring>
 
 #include "ops.hpp"
 
@@ -31,7 +32,8 @@ int32_t i32(int64_t v, const char* what) {
 }
 
 // dst[sum c_i * dst_strides_i] = src[sum c_i * src_strides_i] for c in the box `dims`, strides
-// in elements (src strides may be negative); locations point at the first element.
+// in elements (src strides may be negative); locations point at the first element. Elements
+// of 4 or 8 bytes move as 32-bit words, 2-byte ones (fp16 storage) with the 16-bit kernel.
 // src_base: elements from src to the first element read (Slice binds its whole input, since
 // negative steps read backwards from there).
 void strided_copy(Builder& b, const Loc& src, const Loc& dst, std::vector<int64_t> dims,
@@ -65,13 +67,16 @@ void strided_copy(Builder& b, const Loc& src, const Loc& dst, std::vector<int64_
   if (d.size() > 6)
     sdk::fail(LOOM_ERROR_UNSUPPORTED, "vulkan: a data movement needs more than 6 dims");
   while (d.size() < 6) d.insert(d.begin(), 1), s.insert(s.begin(), 0), t.insert(t.begin(), 0);
-  int64_t words = count * static_cast<int64_t>(elem_bytes / 4);
+  // Kernel elements per tensor element: 16-bit units for fp16, else words.
+  const int64_t units = elem_bytes == 2 ? 1 : static_cast<int64_t>(elem_bytes / 4);
+  int64_t words = count * units;
   std::vector<uint32_t> spec = {0, u32(words, "elements")};
   for (int64_t v : d) spec.push_back(u32(v, "dim"));
   for (int64_t v : s) spec.push_back(static_cast<uint32_t>(i32(v, "stride")));
   for (int64_t v : t) spec.push_back(u32(v, "stride"));
-  spec.push_back(u32(src_base * static_cast<int64_t>(elem_bytes / 4), "offset"));
-  b.dispatch_1d("copy", spec, {src, dst}, static_cast<uint64_t>(words));
+  spec.push_back(u32(src_base * units, "offset"));
+  b.dispatch_1d(elem_bytes == 2 ? "copy_f16" : "copy", spec, {src, dst},
+                static_cast<uint64_t>(words));
 }
 
 // ---- whole-tensor copies ------------------------------------------------------------------
@@ -294,12 +299,14 @@ void build_gather(Builder& b, const loom_node_t& node) {
   int64_t axis = normalize_axis(sdk::Attributes(node).get_int("axis", 0), x.rank());
   if (axis < 0)
     sdk::fail(LOOM_ERROR_INVALID_MODEL, std::string("Gather node '") + node.name + "': bad axis");
-  int64_t outer = 1, inner = static_cast<int64_t>(sdk::dtype_size(x.dtype) / 4);
+  // In kernel elements: 16-bit units for fp16 storage, else 32-bit words.
+  const bool half = sdk::dtype_size(x.dtype) == 2;
+  int64_t outer = 1, inner = half ? 1 : static_cast<int64_t>(sdk::dtype_size(x.dtype) / 4);
   for (int64_t i = 0; i < axis; ++i) outer *= x.dims[i];
   for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.dims[i];
   int64_t nidx = idx.elements();
   int64_t words = outer * nidx * inner;
-  b.dispatch_1d("gather",
+  b.dispatch_1d(half ? "gather_f16" : "gather",
                 {0, u32(words, "elements"), u32(x.dims[axis], "axis length"), u32(nidx, "indices"),
                  u32(inner, "inner"), idx.dtype == LOOM_DTYPE_INT64 ? 1u : 0u},
                 {x.loc, idx.loc, y.loc, b.error_word()}, static_cast<uint64_t>(words));
@@ -338,10 +345,16 @@ void build_constant(Builder& b, const loom_node_t& node) {
   } else if (auto is = a.get_ints("value_ints")) {
     put(is->data(), is->size() * 8);
   }
-  if (bytes.size() != y.loc.bytes)
+  if (bytes.size() != static_cast<uint64_t>(y.elements()) * sdk::dtype_size(y.info->dtype))
     sdk::fail(LOOM_ERROR_INVALID_MODEL, std::string("Constant node '") + node.name +
                                             "': value size differs from its inferred shape");
-  b.copy(b.upload(bytes.data(), bytes.size()), y.loc, y.loc.bytes);
+  if (stored_as_f16(y)) {
+    std::vector<float> values(bytes.size() / 4);
+    std::memcpy(values.data(), bytes.data(), bytes.size());
+    b.copy(b.upload_floats(values), y.loc, y.loc.bytes);
+  } else {
+    b.copy(b.upload(bytes.data(), bytes.size()), y.loc, y.loc.bytes);
+  }
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ void build_softmax(Builder& b, const loom_node_t& node) {
   int64_t rank = x.rank();
   if (rank == 0) {  // softmax of a scalar: 1 (log: 0)
     float one = std::string(node.op_type) == "LogSoftmax" ? 0.0f : 1.0f;
-    b.copy(b.upload(&one, 4), y.loc, 4);
+    b.copy(b.upload_floats(std::span<const float>(&one, 1)), y.loc, y.loc.bytes);
     return;
   }
   int64_t axis = normalize_axis(a.get_int("axis", node.opset >= 13 ? -1 : 1), rank);
