@@ -302,6 +302,27 @@ std::vector<FusionCandidate> Builder::fusion_candidates(int node, int value, siz
     } else {
       break;
     }
+    // oneDNN 2.6 computes wrong results when one primitive carries two eltwise_linear post-ops
+    // (seen on binary: (k1 - (k0 - x)) came out off by a constant). Consecutive linear maps
+    // compose into one, a*(c*x + d) + b = (a*c)*x + (a*d + b); a second, separate one ends the
+    // chain.
+    if (f.kind == FusionCandidate::Kind::kEltwise && f.alg == dnnl::algorithm::eltwise_linear) {
+      FusionCandidate* prev = out.empty() ? nullptr : &out.back();
+      if (prev && prev->kind == FusionCandidate::Kind::kEltwise &&
+          prev->alg == dnnl::algorithm::eltwise_linear) {
+        prev->alpha = f.alpha * prev->alpha;
+        prev->beta = f.alpha * prev->beta + f.beta;
+        prev->merged_nodes.push_back(f.node);
+        prev->out_value = f.out_value;
+        v = f.out_value;
+        continue;
+      }
+      bool has_linear = false;
+      for (const FusionCandidate& e : out)
+        has_linear |=
+            e.kind == FusionCandidate::Kind::kEltwise && e.alg == dnnl::algorithm::eltwise_linear;
+      if (has_linear) break;
+    }
     out.push_back(f);
     v = f.out_value;
   }
@@ -341,8 +362,10 @@ std::vector<std::pair<int, int>> Builder::append_post_ops(const std::vector<Fusi
 }
 
 void Builder::absorb(const std::vector<FusionCandidate>& c, size_t count, int dst_slot) {
-  for (size_t i = 0; i < count; ++i)
+  for (size_t i = 0; i < count; ++i) {
     if (c[i].node >= 0) g_.nodes[c[i].node].absorbed = true;
+    for (int merged : c[i].merged_nodes) g_.nodes[merged].absorbed = true;
+  }
   if (count && c[count - 1].out_value >= 0) value_slot_[c[count - 1].out_value] = dst_slot;
 }
 
@@ -459,8 +482,8 @@ void Builder::plan_memory() {
 static bool winograd_candidate(const IrGraph& g, const IrNode& n) {
   if (n.op != "Conv" || n.absorbed || n.inputs.size() < 2) return false;
   const std::vector<int64_t>& w = g.value(n.inputs[1]).dims;
-  if (w.size() != 4 || w[2] != 3 || w[3] != 3 || w[0] % 16 != 0 || w[1] % 16 != 0 ||
-      w[0] < 64 || w[1] < 64)
+  if (w.size() != 4 || w[2] != 3 || w[3] != 3 || w[0] % 16 != 0 || w[1] % 16 != 0 || w[0] < 64 ||
+      w[1] < 64)
     return false;
   sdk::Attributes attrs(*n.view);
   if (attrs.get_int("group", 1) != 1) return false;

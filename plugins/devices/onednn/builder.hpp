@@ -95,6 +95,8 @@ struct FusionCandidate {
   Kind kind;
   int node = -1;       // the consumer absorbed by this post-op
   int out_value = -1;  // the value it produces
+  // Further consumers composed into this post-op (consecutive linear eltwises become one).
+  std::vector<int> merged_nodes;
   dnnl::algorithm alg = dnnl::algorithm::undef;
   float alpha = 0.f, beta = 0.f;
   int operand = -1;  // binary: the other input value; sum: the residual value

@@ -96,7 +96,10 @@ void bind_depthwise(Builder& b, const DepthwiseFusion& dw,
                                                 pd.query_md(dnnl::query::exec_arg_md, kDwWeights)));
   args.emplace_back(kDwBias, b.constant_slot(dw.bias, {dw.channels},
                                              pd.query_md(dnnl::query::exec_arg_md, kDwBias)));
-  for (size_t i = 0; i < fused; ++i) b.ir().nodes[cands[i].node].absorbed = true;
+  for (size_t i = 0; i < fused; ++i) {
+    b.ir().nodes[cands[i].node].absorbed = true;
+    for (int merged : cands[i].merged_nodes) b.ir().nodes[merged].absorbed = true;
+  }
   b.ir().nodes[dw.node].absorbed = true;
   int dst = b.define(dw.out_value, pd.dst_desc());
   args.emplace_back(DNNL_ARG_DST, dst);

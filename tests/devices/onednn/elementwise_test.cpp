@@ -118,5 +118,61 @@ TEST(OnednnBinary, OnBlockedConvOutputs) {
   check_unary_model(m, {1, 16, 6, 6}, 1, "winograd=off");
 }
 
+// Several scalar affine ops after a primitive (regression: oneDNN 2.6 got a binary primitive
+// with two eltwise_linear post-ops wrong; consecutive ones are now composed into one, and a
+// chain never carries two separate ones).
+TEST(OnednnBinary, ChainsOfScalarAffineOps) {
+  struct Chain {
+    const char* name;
+    std::vector<const char*> ops;  // "div", "rsub", "mul", "add", "relu"
+  };
+  const Chain chains[] = {{"div,rsub", {"div", "rsub"}},
+                          {"mul,rsub,add", {"mul", "rsub", "add"}},
+                          {"rsub,relu,mul", {"rsub", "relu", "mul"}},
+                          {"relu,div,mul", {"relu", "div", "mul"}},
+                          {"div,relu,relu", {"div", "relu", "relu"}}};
+  for (const Chain& chain : chains)
+    for (bool broadcast : {false, true}) {
+      SCOPED_TRACE(std::string(chain.name) +
+                   (broadcast ? " after a broadcast Sub" : " after a Sub"));
+      ModelBuilder m;
+      m.input("x", LOOM_DTYPE_FLOAT32, {1, 4, 6, 5});
+      std::vector<int64_t> b_shape =
+          broadcast ? std::vector<int64_t>{1, 1, 1, 5} : std::vector<int64_t>{1, 4, 6, 5};
+      m.initializer("b", random_tensor(LOOM_DTYPE_FLOAT32, b_shape, 7));
+      m.node("Sub", {"x", "b"}, {"v0"});
+      std::string prev = "v0";
+      for (size_t i = 0; i < chain.ops.size(); ++i) {
+        std::string op = chain.ops[i], k = "k" + std::to_string(i),
+                    out = "v" + std::to_string(i + 1);
+        m.initializer(k, float_tensor({}, {2.f + static_cast<float>(i)}));
+        if (op == "div") m.node("Div", {prev, k}, {out});
+        if (op == "rsub") m.node("Sub", {k, prev}, {out});
+        if (op == "mul") m.node("Mul", {prev, k}, {out});
+        if (op == "add") m.node("Add", {k, prev}, {out});
+        if (op == "relu") m.node("Relu", {prev}, {out});
+        prev = out;
+      }
+      m.output(prev);
+      check_unary_model(m, {1, 4, 6, 5});
+    }
+}
+
+// The same composition on a convolution's post-ops.
+TEST(OnednnConvPostOps, ScalarAffineChainAfterConv) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, 8, 7, 7});
+  m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {16, 8, 3, 3}, 2));
+  m.initializer("two", float_tensor({}, {2.f}));
+  m.initializer("three", float_tensor({}, {3.f}));
+  m.node("Conv", {"x", "w"}, {"c"}).ints("pads", {1, 1, 1, 1});
+  m.node("Div", {"c", "two"}, {"d"});
+  m.node("Sub", {"three", "d"}, {"e"});
+  m.node("Relu", {"e"}, {"f"});
+  m.node("Mul", {"f", "three"}, {"y"});
+  m.output("y");
+  check_unary_model(m, {1, 8, 7, 7});
+}
+
 }  // namespace
 }  // namespace loom::onednn_testing

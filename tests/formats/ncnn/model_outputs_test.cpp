@@ -47,11 +47,6 @@ TEST_P(NcnnModelTest, CpuMatchesNcnn) {
 
 TEST_P(NcnnModelTest, OnednnMatchesCpu) {
   if (!have_onednn()) GTEST_SKIP() << "the onednn plugin is not built";
-  // Known onednn bug (reported to the lead): Sub of [1,4,6,5] and a [1,1,1,5] operand (node
-  // sub_w) differs from cpu; pinning that node to cpu (--place sub_w=cpu) gives ncnn's answer.
-  // Remove this skip when onednn's broadcasting binary ops are fixed.
-  if (std::string(GetParam().name) == "memory_data_broadcast")
-    GTEST_SKIP() << "onednn's broadcast Sub differs from cpu (known onednn bug)";
   loom::apps::HostTensor cpu = run_model(path(GetParam().param_suffix), input(), "cpu");
   loom::apps::HostTensor onednn = run_model(path(GetParam().param_suffix), input(), "onednn,cpu");
   EXPECT_EQ(onednn.dims, cpu.dims);
