@@ -110,6 +110,14 @@ Session::Session(Runtime& runtime, std::shared_ptr<Model> model,
                  const loom_session_options_t& options)
     : runtime_(runtime), model_(std::move(model)) {
   create_devices(options);
+  // Shape computations whose inputs are static on the declared shapes become initializers
+  // before placement, so devices are asked about nodes with constant shape inputs.
+  model_ = fold_shape_computations(model_, runtime_.schemas, fold_stats_);
+  if (fold_stats_.nodes || fold_stats_.constant_nodes)
+    runtime_.log(LOOM_LOG_INFO, "scheduler",
+                 fmt::format("folded {} shape-computation nodes into {} constants and {} Constant "
+                             "nodes into initializers",
+                             fold_stats_.nodes, fold_stats_.constants, fold_stats_.constant_nodes));
   partition(options);
 }
 

@@ -16,6 +16,7 @@
 #include "ir/graph.hpp"
 #include "partitioner.hpp"
 #include "runtime.hpp"
+#include "shape_folding.hpp"
 
 namespace loom::core {
 
@@ -88,7 +89,8 @@ class Session {
   double subgraph_flops(size_t s) const;  // for the last run's shapes, else the declared ones
 
   Runtime& runtime_;
-  std::shared_ptr<Model> model_;
+  std::shared_ptr<Model> model_;  // the model as run: shape computations folded
+  FoldStats fold_stats_;
   std::vector<std::unique_ptr<DeviceInstance>> devices_;
   std::vector<std::string> device_labels_;  // as requested ("cpu", "vulkan:1")
   std::vector<DeviceCost> device_costs_;

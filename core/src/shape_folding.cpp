@@ -1,0 +1,175 @@
+#include "shape_folding.hpp"
+
+#include <optional>
+#include <vector>
+
+#include "graph_view.hpp"
+#include "host_eval.hpp"
+#include "shape_inference.hpp"
+#include "status.hpp"
+
+namespace loom::core {
+namespace {
+
+bool is_constant_node(const Node& n) {
+  return n.domain.empty() && n.op_type == "Constant" && n.attributes.size() == 1 &&
+         n.outputs.size() == 1 && n.outputs[0] >= 0;
+}
+
+// A Constant node's value given as value_int or value_ints. (The other forms, value_float,
+// value_string, sparse_value..., stay nodes.)
+std::optional<HostTensor> constant_node_value(const Node& n) {
+  const Attribute& a = n.attributes[0];
+  if (a.name == "value_int" && a.type == LOOM_ATTR_INT)
+    return HostTensor{LOOM_DTYPE_INT64, {}, {a.i}};
+  if (a.name == "value_ints" && a.type == LOOM_ATTR_INTS &&
+      static_cast<int64_t>(a.ints.size()) <= kMaxFoldedElements)
+    return HostTensor{LOOM_DTYPE_INT64, {static_cast<int64_t>(a.ints.size())}, a.ints};
+  return std::nullopt;
+}
+
+struct Pass {
+  std::vector<std::optional<HostTensor>> known;  // per value
+  std::vector<bool> evaluated;                   // per node: every output known
+  // Per value made by a Constant node given as a tensor (any dtype): the tensor, which the
+  // value can share as an initializer without a copy.
+  std::vector<std::shared_ptr<ConstantData>> constant_tensor;
+};
+
+// Evaluates what can be evaluated in one forward pass over `g` with the facts inferred from the
+// declared shapes.
+Pass evaluate(const Graph& g, const std::vector<ValueFacts>& facts) {
+  Pass p;
+  p.known.resize(g.values.size());
+  p.constant_tensor.resize(g.values.size());
+  p.evaluated.assign(g.nodes.size(), false);
+  // A value the user may change: graph inputs (their declared static dims are enforced at run
+  // time, their data is not known), overridable initializers (even their shape may change) and
+  // everything computed from the latter.
+  std::vector<bool> shape_varies(g.values.size(), false);
+  for (size_t id = 0; id < g.values.size(); ++id) {
+    const Value& v = g.values[id];
+    shape_varies[id] = v.graph_input && v.constant;
+    if (v.constant && !v.graph_input) p.known[id] = host_tensor_from_constant(*v.constant);
+  }
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
+    bool varies = false;
+    for (int id : n.inputs) varies = varies || (id >= 0 && shape_varies[id]);
+    for (int id : n.implicit_inputs) varies = varies || shape_varies[id];
+    for (int id : n.outputs)
+      if (id >= 0) shape_varies[id] = varies;
+
+    if (is_constant_node(n)) {
+      const Attribute& a = n.attributes[0];
+      if (a.name == "value" && a.type == LOOM_ATTR_TENSOR && a.tensor &&
+          a.tensor->dtype != LOOM_DTYPE_STRING) {
+        p.constant_tensor[n.outputs[0]] = a.tensor;
+        p.known[n.outputs[0]] = host_tensor_from_constant(*a.tensor);
+        p.evaluated[k] = true;
+      } else if (auto c = constant_node_value(n)) {
+        p.constant_tensor[n.outputs[0]] = constant_from_host_tensor(*c);
+        p.known[n.outputs[0]] = std::move(*c);
+        p.evaluated[k] = true;
+      }
+      continue;
+    }
+    if (!host_evaluable_op(n) || varies) continue;
+    std::vector<HostInput> inputs(n.inputs.size());
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      int id = n.inputs[i];
+      inputs[i].present = id >= 0;
+      if (id < 0) continue;
+      if (p.known[id]) inputs[i].value = &*p.known[id];
+      if (facts[id].known) inputs[i].shape = &facts[id].shape;
+    }
+    std::optional<std::vector<HostTensor>> out = evaluate_host_node(n, inputs);
+    if (!out || out->size() != n.outputs.size()) continue;
+    bool consistent = true;
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      int id = n.outputs[i];
+      // A result that contradicts the model's declared type is left for a device to report.
+      if (id < 0 ||
+          (g.values[id].dtype != LOOM_DTYPE_UNDEFINED && g.values[id].dtype != (*out)[i].dtype))
+        consistent = false;
+    }
+    if (!consistent) continue;
+    for (size_t i = 0; i < n.outputs.size(); ++i) p.known[n.outputs[i]] = std::move((*out)[i]);
+    p.evaluated[k] = true;
+  }
+  return p;
+}
+
+// One round: evaluate, then rebuild the graph without the nodes whose results became constants.
+// nullptr when nothing folds.
+std::shared_ptr<Graph> fold_once(const Graph& g, const SchemaRegistry& schemas, FoldStats& stats) {
+  std::vector<ValueFacts> facts(g.values.size());
+  try {
+    infer_shapes(g, schemas, facts);
+  } catch (const Error&) {
+    return nullptr;  // the session reports inference problems when it prepares
+  }
+  Pass p = evaluate(g, facts);
+
+  // Values whose producer must stay: graph outputs, and what nested graphs read by name.
+  std::vector<bool> keep_producer(g.values.size(), false);
+  for (int id : g.outputs) keep_producer[id] = true;
+  for (const Node& n : g.nodes)
+    for (int id : n.implicit_inputs) keep_producer[id] = true;
+  std::vector<bool> remove(g.nodes.size(), false);
+  size_t folded = 0, constants = 0;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (!p.evaluated[k]) continue;
+    bool removable = true;
+    for (int id : g.nodes[k].outputs) removable = removable && !keep_producer[id];
+    remove[k] = removable;
+    if (removable) ++(is_constant_node(g.nodes[k]) ? constants : folded);
+  }
+  if (folded == 0 && constants == 0) return nullptr;
+
+  auto out = std::make_shared<Graph>(g);
+  out->nodes.clear();
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (!remove[k]) {
+      for (int id : g.nodes[k].outputs)
+        if (id >= 0) out->values[id].producer = static_cast<int>(out->nodes.size());
+      out->nodes.push_back(g.nodes[k]);
+      continue;
+    }
+    for (int id : g.nodes[k].outputs) {
+      Value& v = out->values[id];
+      v.constant =
+          p.constant_tensor[id] ? p.constant_tensor[id] : constant_from_host_tensor(*p.known[id]);
+      v.dtype = v.constant->dtype;
+      v.shape = Shape{};
+      v.shape.rank = static_cast<int32_t>(v.constant->dims.size());
+      v.shape.dims = v.constant->dims;
+      v.producer = -1;
+      if (!p.constant_tensor[id]) ++stats.constants;
+    }
+  }
+  stats.nodes += folded;
+  stats.constant_nodes += constants;
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<Model> fold_shape_computations(const std::shared_ptr<Model>& model,
+                                               const SchemaRegistry& schemas, FoldStats& stats) {
+  std::shared_ptr<Graph> graph = model->graph;
+  // A folded Reshape shape makes the reshaped tensor's shape static, which may let a later Shape
+  // of it fold: repeat while rounds fold something (each removes nodes, so this ends; the bound
+  // only caps the work on pathological graphs).
+  for (int round = 0; round < 8; ++round) {
+    std::shared_ptr<Graph> next = fold_once(*graph, schemas, stats);
+    if (!next) break;
+    graph = std::move(next);
+  }
+  if (graph == model->graph) return model;
+  auto out = std::make_shared<Model>(*model);
+  out->graph = std::move(graph);
+  return out;
+}
+
+}  // namespace loom::core

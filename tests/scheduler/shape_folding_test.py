@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""Folded shape computations give the outputs of the unfolded graph.
+
+Each model is saved twice: with static input dims (the session folds its shape computations into
+constants) and with a symbolic batch dim (nothing that reads it folds, so the graph runs as
+exported). Both run on the cpu device with the same inputs and must agree; the static one's plan
+must report folded nodes, the dynamic one's none, and on the two test devices the folded plan
+must have fewer subgraphs (the host-side shape islands are gone).
+
+Usage: shape_folding_test.py --infer-run PATH --plugin-dir DIR --test-devices DIR
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from two_device_test import TWO_DEVICES, Env, compare, const, save, vi
+
+INT64 = TensorProto.INT64
+
+
+def shape_chain_model(env, name, batch):
+    """Shape -> Gather -> Mul -> Unsqueeze -> Concat -> Reshape (BERT's head split), Shape ->
+    Slice -> Cast -> Cast, Range on a gathered dim, Equal/Where and ConstantOfShape on the shape,
+    each ending in a node that reads a graph input (so the outputs themselves stay computed)."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "zero"], ["dim0"], axis=0),
+        helper.make_node("Mul", ["dim0", "one"], ["dim0x1"]),
+        helper.make_node("Unsqueeze", ["dim0x1", "axes0"], ["batch"]),
+        helper.make_node("Concat", ["batch", "rest"], ["target"], axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["heads"]),
+        helper.make_node("Relu", ["heads"], ["y"]),
+        # Shape -> Slice(-2:) -> Cast(int32) -> Cast(int64)
+        helper.make_node("Slice", ["shape", "minus2", "big"], ["tail"]),
+        helper.make_node("Cast", ["tail"], ["tail32"], to=TensorProto.INT32),
+        helper.make_node("Cast", ["tail32"], ["tail64"], to=INT64),
+        helper.make_node("Add", ["tail64", "n2"], ["tail_out"]),
+        # Range(0, dim2, 3) with dim2 = shape[-1]
+        helper.make_node("Gather", ["shape", "minus1"], ["dim2"], axis=0),
+        helper.make_node("Range", ["zero", "dim2", "three"], ["steps"]),
+        helper.make_node("Add", ["steps", "n6"], ["range_out"]),
+        # Where(shape == [2, 8, 16], shape, -1) and ConstantOfShape(Div(shape, 4)) summed
+        helper.make_node("Equal", ["shape", "expected"], ["same"]),
+        helper.make_node("Where", ["same", "shape", "minus1"], ["checked"]),
+        helper.make_node("Add", ["checked", "n3"], ["where_out"]),
+        helper.make_node("Div", ["tail64", "four"], ["quarter"]),
+        helper.make_node("ConstantOfShape", ["quarter"], ["sevens"],
+                         value=helper.make_tensor("v", INT64, [1], [7])),
+        helper.make_node("Add", ["sevens", "n24"], ["fill_out"]),
+    ]
+    initializers = [const("zero", np.int64(0)), const("one", np.int64(1)),
+                    const("axes0", np.array([0], np.int64)),
+                    const("rest", np.array([-1, 4], np.int64)),
+                    const("minus2", np.array([-2], np.int64)),
+                    const("big", np.array([2**63 - 1], np.int64)),
+                    const("minus1", np.int64(-1)), const("three", np.int64(3)),
+                    const("expected", np.array([2, 8, 16], np.int64)),
+                    const("four", np.int64(4))]
+    inputs = [vi("x", [batch, 8, 16]), vi("n2", [2], INT64), vi("n6", [6], INT64),
+              vi("n3", [3], INT64), vi("n24", [2, 4], INT64)]
+    outputs = [vi("y", [batch, 32, 4]), vi("tail_out", [2], INT64), vi("range_out", [6], INT64),
+               vi("where_out", [3], INT64), vi("fill_out", [2, 4], INT64)]
+    return save(env, name, nodes, inputs, outputs, initializers)
+
+
+def plan(env, model, *argv):
+    got, p = env.outputs(model, os.path.basename(model) + "-" + "-".join(argv)[:20], *argv,
+                         "--json", inputs=[("x", env.x)])
+    return got, json.loads(p.stdout)["plan"]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--infer-run", required=True)
+    parser.add_argument("--plugin-dir", required=True)
+    parser.add_argument("--test-devices", required=True)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="loom-fold-") as tmp:
+        env = Env(args, tmp)
+        env.x = os.path.join(tmp, "x.npy")
+        np.save(env.x, np.random.default_rng(3).standard_normal((2, 8, 16)).astype(np.float32))
+        static = shape_chain_model(env, "shape_chain_static", 2)
+        dynamic = shape_chain_model(env, "shape_chain_dynamic", "N")
+
+        reference, unfolded = plan(env, dynamic, "--device", "cpu")
+        got, folded = plan(env, static, "--device", "cpu")
+        compare(reference, got, "folded shape computations on cpu")
+        assert unfolded["folded_nodes"] == 0, unfolded
+        # Everything but the Relu, the Reshape and the Adds reading graph inputs folds.
+        assert folded["folded_nodes"] == 14, folded
+
+        got, two_folded = plan(env, static, *TWO_DEVICES)
+        compare(reference, got, "folded shape computations on two devices")
+        got, two_unfolded = plan(env, dynamic, *TWO_DEVICES)
+        compare(reference, got, "unfolded shape computations on two devices")
+        before, after = len(two_unfolded["subgraphs"]), len(two_folded["subgraphs"])
+        assert after < before, f"folding left {after} subgraphs of {before}"
+        print(f"shape chains: {folded['folded_nodes']} nodes folded; two devices: {before} -> "
+              f"{after} subgraphs, ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
