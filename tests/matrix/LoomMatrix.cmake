@@ -184,6 +184,19 @@ function(loom_matrix_add_conformance name)
   set_tests_properties(conformance_${name} PROPERTIES
                        LABELS "conformance;${LABELS}" TIMEOUT ${ARG_TIMEOUT}
                        ENVIRONMENT "XDG_CACHE_HOME=${LOOM_MATRIX_CACHE_ROOT}/${name}")
+  # Combinations that compile device programs fill their cache first (warm_device_cache.cmake).
+  if(DEVICES MATCHES "opencl|vulkan" AND TARGET infer-run)
+    add_test(NAME matrix_warm_cache_${name}
+             COMMAND "${CMAKE_COMMAND}" "-DINFER_RUN=$<TARGET_FILE:infer-run>" "-DPLUGIN_DIR=${DIR}"
+                     "-DDEVICES=${DEVICES}"
+                     "-DMODEL=${PROJECT_SOURCE_DIR}/apps/infer-run/demo/digits.onnx"
+                     -P "${_LOOM_MATRIX_DIR}/warm_device_cache.cmake")
+    set_tests_properties(matrix_warm_cache_${name} PROPERTIES
+                         LABELS "conformance;${LABELS}" TIMEOUT 600
+                         FIXTURES_SETUP matrix_cache_${name}
+                         ENVIRONMENT "XDG_CACHE_HOME=${LOOM_MATRIX_CACHE_ROOT}/${name}")
+    set_tests_properties(conformance_${name} PROPERTIES FIXTURES_REQUIRED matrix_cache_${name})
+  endif()
 endfunction()
 
 # loom_matrix_check_args(<name> <out_var>): the arguments of tests/models' check scripts
