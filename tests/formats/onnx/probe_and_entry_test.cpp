@@ -111,7 +111,7 @@ TEST(OnnxEntry, OtherMajorIsRefusedNamingBothVersions) {
   info.struct_size = sizeof info;
   Outcome o = take(loom_plugin_entry(&host, reinterpret_cast<loom_registrar_t*>(&reg), &info));
   EXPECT_EQ(o.code, LOOM_ERROR_INCOMPATIBLE);
-  EXPECT_EQ(o.message, "onnx plugin speaks ABI " + std::to_string(LOOM_ABI_VERSION_MAJOR) + "." +
+  EXPECT_EQ(o.message, "onnx format plugin speaks ABI " + std::to_string(LOOM_ABI_VERSION_MAJOR) + "." +
                            std::to_string(LOOM_ABI_VERSION_MINOR) +
                            " but the host speaks ABI 2.3; rebuild the plugin for this host");
   EXPECT_TRUE(reg.formats.empty());

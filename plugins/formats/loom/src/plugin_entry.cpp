@@ -1,4 +1,5 @@
 // The exported entry of loom_loom.so: ABI handshake and registration of the "loom" format.
+#include <loom/format_plugin.hpp>
 #include <loom/plugin.hpp>
 #include <string>
 
@@ -48,18 +49,8 @@ const loom_format_t kFormat = {
 extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_api_t* host,
                                                                loom_registrar_t* registrar,
                                                                loom_plugin_info_t* info) {
-  if (!host || !host->status_new) return nullptr;
-  loom::sdk::set_host(host);
-  return loom::sdk::guard([&] {
-    if (!info) loom::sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "loom format plugin: info is NULL");
-    info->abi_version = LOOM_ABI_VERSION;
-    info->name = "loom";
-    info->version = LOOM_FORMAT_LOOM_VERSION;
-    info->description = "Loom native model format (.loom): reads and writes";
-    loom::sdk::require_host_abi_major(host, "loom format");
-    if (!LOOM_HAS_MEMBER(host, loom_host_api_t, register_format) || !host->register_format)
-      loom::sdk::fail(LOOM_ERROR_INCOMPATIBLE,
-                      "loom format plugin: the host cannot register formats");
-    loom::sdk::check(host->register_format(registrar, &kFormat));
-  });
+  return loom::sdk::format_plugin_entry(
+      host, registrar, info,
+      {"loom", LOOM_FORMAT_LOOM_VERSION, "Loom native model format (.loom): reads and writes"},
+      kFormat);
 }

@@ -1,4 +1,5 @@
 // The exported entry of loom_tflite.so: ABI handshake and registration of the "tflite" format.
+#include <loom/format_plugin.hpp>
 #include <loom/plugin.hpp>
 #include <string>
 
@@ -59,18 +60,8 @@ const loom_format_t kFormat = {
 extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_api_t* host,
                                                                loom_registrar_t* registrar,
                                                                loom_plugin_info_t* info) {
-  if (!host || !host->status_new) return nullptr;
-  loom::sdk::set_host(host);
-  return loom::sdk::guard([&] {
-    if (!info) loom::sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "tflite format plugin: info is NULL");
-    info->abi_version = LOOM_ABI_VERSION;
-    info->name = "tflite";
-    info->version = LOOM_FORMAT_TFLITE_VERSION;
-    info->description = "TensorFlow Lite model format (.tflite): reads";
-    loom::sdk::require_host_abi_major(host, "tflite format");
-    if (!LOOM_HAS_MEMBER(host, loom_host_api_t, register_format) || !host->register_format)
-      loom::sdk::fail(LOOM_ERROR_INCOMPATIBLE,
-                      "tflite format plugin: the host cannot register formats");
-    loom::sdk::check(host->register_format(registrar, &kFormat));
-  });
+  return loom::sdk::format_plugin_entry(
+      host, registrar, info,
+      {"tflite", LOOM_FORMAT_TFLITE_VERSION, "TensorFlow Lite model format (.tflite): reads"},
+      kFormat);
 }
