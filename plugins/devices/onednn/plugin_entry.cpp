@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <loom/device_plugin.hpp>
 #include <thread>
 
 #include "builder.hpp"
@@ -345,18 +346,7 @@ const loom_device_api_t kDeviceApi = {
 extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_api_t* host,
                                                                loom_registrar_t* registrar,
                                                                loom_plugin_info_t* info) {
-  if (!host) return nullptr;
-  loom::sdk::set_host(host);
-  if (info) {
-    // The device API this plugin uses is unchanged since 1.0: claim 1.0 so that every 1.x
-    // host loads it.
-    info->abi_version = LOOM_MAKE_ABI_VERSION(1, 0);
-    info->name = "onednn";
-    info->version = "0.1.0";
-    info->description = "oneDNN cpu device";
-  }
-  return loom::sdk::guard([&] {
-    loom::sdk::require_host_abi_major(host, "onednn");
-    loom::sdk::check(host->register_device(registrar, &loom::onednn::kDeviceApi));
-  });
+  return loom::sdk::device_plugin_entry(
+      host, registrar, info, {"onednn", "0.1.0", "oneDNN cpu device", LOOM_MAKE_ABI_VERSION(1, 0)},
+      loom::onednn::kDeviceApi);
 }

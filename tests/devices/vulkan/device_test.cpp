@@ -1,6 +1,7 @@
 // Device-level behaviour: listing, options, the on-disk pipeline cache, fusion results and
 // error reporting. Kernel correctness is in the per-family tests.
 #include <loom/loom.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -103,12 +104,22 @@ TEST(VulkanDevice, UnknownOptionIsAClearError) {
   std::filesystem::remove(path);
 }
 
+// A cache directory of the test's own: other test processes share ctest's XDG_CACHE_HOME and
+// write pipeline caches there at the same time.
+std::filesystem::path private_cache_home(const char* test) {
+  std::filesystem::path home =
+      std::filesystem::temp_directory_path() /
+      ("loom-vulkan-" + std::string(test) + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(home);
+  std::filesystem::create_directories(home);
+  ::setenv("XDG_CACHE_HOME", home.c_str(), 1);
+  return home;
+}
+
 TEST(VulkanDevice, SavesThePipelineCacheUnderXdgCacheHome) {
   LOOM_SKIP_WITHOUT_VULKAN();
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (!xdg || !*xdg) GTEST_SKIP() << "XDG_CACHE_HOME is not set (ctest sets it)";
-  std::filesystem::path dir = std::filesystem::path(xdg) / "loom" / "vulkan";
-  std::filesystem::remove_all(dir);
+  std::filesystem::path home = private_cache_home("saves");
+  std::filesystem::path dir = home / "loom" / "vulkan";
   expect_matches_cpu(small_conv_model(),
                      {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 3, 9, 9}, 1)}}, on_vulkan());
   size_t files = 0;
@@ -118,13 +129,13 @@ TEST(VulkanDevice, SavesThePipelineCacheUnderXdgCacheHome) {
   // A second start reads it back and still computes the same.
   expect_matches_cpu(small_conv_model(),
                      {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 3, 9, 9}, 2)}}, on_vulkan());
+  std::filesystem::remove_all(home);
 }
 
 TEST(VulkanDevice, CorruptPipelineCacheIsIgnored) {
   LOOM_SKIP_WITHOUT_VULKAN();
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (!xdg || !*xdg) GTEST_SKIP() << "XDG_CACHE_HOME is not set (ctest sets it)";
-  std::filesystem::path dir = std::filesystem::path(xdg) / "loom" / "vulkan";
+  std::filesystem::path home = private_cache_home("corrupt");
+  std::filesystem::path dir = home / "loom" / "vulkan";
   expect_matches_cpu(small_conv_model(),
                      {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 3, 9, 9}, 1)}}, on_vulkan());
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
@@ -132,6 +143,7 @@ TEST(VulkanDevice, CorruptPipelineCacheIsIgnored) {
   }
   expect_matches_cpu(small_conv_model(),
                      {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 3, 9, 9}, 4)}}, on_vulkan());
+  std::filesystem::remove_all(home);
 }
 
 TEST(VulkanDevice, GatherIndexOutOfRangeIsReportedNotWrong) {

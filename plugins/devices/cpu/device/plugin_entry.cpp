@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <loom/device_plugin.hpp>
 #include <loom/plugin.hpp>
 #include <thread>
 
@@ -335,17 +336,9 @@ std::string describe_host_cpu() {
 extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_api_t* host,
                                                                loom_registrar_t* registrar,
                                                                loom_plugin_info_t* info) {
-  if (!host) return nullptr;  // nothing to report a status with
-  loom::sdk::set_host(host);
-  if (info) {
-    info->abi_version = LOOM_ABI_VERSION;
-    info->name = LOOM_CPU_DEVICE_NAME;
-    info->version = "0.1.0";
-    info->description =
-        "reference cpu device: portable, dependency-free kernels for the ONNX operator set";
-  }
-  return loom::sdk::guard([&] {
-    loom::sdk::require_host_abi_major(host, LOOM_CPU_DEVICE_NAME);
-    loom::sdk::check(host->register_device(registrar, &loom::cpu::kDeviceApi));
-  });
+  return loom::sdk::device_plugin_entry(
+      host, registrar, info,
+      {LOOM_CPU_DEVICE_NAME, "0.1.0",
+       "reference cpu device: portable, dependency-free kernels for the ONNX operator set"},
+      loom::cpu::kDeviceApi);
 }

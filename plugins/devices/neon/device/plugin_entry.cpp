@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <loom/device_plugin.hpp>
 #include <loom/plugin.hpp>
 #include <thread>
 
@@ -273,16 +274,8 @@ const loom_device_api_t kDeviceApi = {
 extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_api_t* host,
                                                                loom_registrar_t* registrar,
                                                                loom_plugin_info_t* info) {
-  if (!host) return nullptr;  // nothing to report a status with
-  loom::sdk::set_host(host);
-  if (info) {
-    info->abi_version = LOOM_ABI_VERSION;
-    info->name = "neon";
-    info->version = "0.1.0";
-    info->description = "neon device: hand-written aarch64 NEON kernels for the hot ops";
-  }
-  return loom::sdk::guard([&] {
-    loom::sdk::require_host_abi_major(host, "neon");
-    loom::sdk::check(host->register_device(registrar, &loom::neon::kDeviceApi));
-  });
+  return loom::sdk::device_plugin_entry(
+      host, registrar, info,
+      {"neon", "0.1.0", "neon device: hand-written aarch64 NEON kernels for the hot ops"},
+      loom::neon::kDeviceApi);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <loom/device_plugin.hpp>
 #include <loom/plugin.hpp>
 
 #include "device.hpp"
@@ -213,17 +214,9 @@ const loom_device_api_t kDeviceApi = {
 extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_api_t* host,
                                                                loom_registrar_t* registrar,
                                                                loom_plugin_info_t* info) {
-  if (!host) return nullptr;
-  loom::sdk::set_host(host);
-  if (info) {
-    info->abi_version = LOOM_ABI_VERSION;
-    info->name = "opencl";
-    info->version = "0.1.0";
-    info->description = "OpenCL device: GPUs (and any OpenCL 1.2 device) through the ICD loader";
-    info->shutdown = [] { loom::opencl::release_shared_contexts(); };
-  }
-  return loom::sdk::guard([&] {
-    loom::sdk::require_host_abi_major(host, "opencl");
-    loom::sdk::check(host->register_device(registrar, &loom::opencl::kDeviceApi));
-  });
+  return loom::sdk::device_plugin_entry(
+      host, registrar, info,
+      {"opencl", "0.1.0", "OpenCL device: GPUs (and any OpenCL 1.2 device) through the ICD loader",
+       LOOM_ABI_VERSION, [] { loom::opencl::release_shared_contexts(); }},
+      loom::opencl::kDeviceApi);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <loom/device_plugin.hpp>
 #include <loom/plugin.hpp>
 #include <mutex>
 
@@ -226,17 +227,9 @@ const loom_device_api_t kDeviceApi = {
 extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_api_t* host,
                                                                loom_registrar_t* registrar,
                                                                loom_plugin_info_t* info) {
-  if (!host) return nullptr;
-  loom::sdk::set_host(host);
-  if (info) {
-    // Only the 1.0 device API is used: declaring 1.0 keeps the plugin loadable by 1.0 hosts.
-    info->abi_version = LOOM_MAKE_ABI_VERSION(1, 0);
-    info->name = "vulkan";
-    info->version = "0.1.0";
-    info->description = "Vulkan compute device (GLSL compute shaders, SPIR-V embedded)";
-  }
-  return loom::sdk::guard([&] {
-    loom::sdk::require_host_abi_major(host, "vulkan");
-    loom::sdk::check(host->register_device(registrar, &loom::vulkan::kDeviceApi));
-  });
+  return loom::sdk::device_plugin_entry(
+      host, registrar, info,
+      {"vulkan", "0.1.0", "Vulkan compute device (GLSL compute shaders, SPIR-V embedded)",
+       LOOM_MAKE_ABI_VERSION(1, 0)},
+      loom::vulkan::kDeviceApi);
 }
