@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <loom/host_memory.hpp>
 
 namespace loom::onednn {
 
@@ -14,12 +15,7 @@ using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
 HostBlock allocate_host(size_t bytes) {
-  size_t rounded = (bytes + 63) / 64 * 64 + 64;
-  void* p = std::aligned_alloc(64, rounded);
-  if (!p)
-    sdk::fail(LOOM_ERROR_OUT_OF_MEMORY,
-              "onednn: out of memory allocating " + std::to_string(bytes) + " bytes");
-  return HostBlock{std::shared_ptr<void>(p, [](void* q) { std::free(q); })};
+  return HostBlock{sdk::allocate_host_block(bytes, "onednn")};
 }
 
 dnnl::memory::dims row_major_strides(const std::vector<int64_t>& dims) {

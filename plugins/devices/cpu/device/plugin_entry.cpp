@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <loom/device_plugin.hpp>
+#include <loom/host_memory.hpp>
 #include <loom/plugin.hpp>
 #include <thread>
 
@@ -150,15 +151,9 @@ void supports_node(loom_device_t* device, const loom_graph_t* graph, const loom_
 loom_status_t* alloc(loom_device_t*, size_t size, loom_buffer_t** out) {
   return sdk::guard([&] {
     if (!out) fail(LOOM_ERROR_INVALID_ARGUMENT, "alloc: out is NULL");
-    if (size > (SIZE_MAX >> 2))
-      fail(LOOM_ERROR_OUT_OF_MEMORY, "alloc: " + std::to_string(size) + " bytes is too large");
-    // 64-byte aligned, rounded up as aligned_alloc requires.
-    void* p = std::aligned_alloc(64, (size + 63) / 64 * 64 + 64);
-    if (!p)
-      fail(LOOM_ERROR_OUT_OF_MEMORY, "out of memory allocating " + std::to_string(size) + " bytes");
     auto buffer = std::make_unique<loom_buffer_t>();
-    buffer->owner = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
-    buffer->data = p;
+    buffer->owner = sdk::allocate_host_block(size, "alloc");
+    buffer->data = buffer->owner.get();
     buffer->size = size;
     *out = buffer.release();
   });
@@ -173,28 +168,14 @@ void* buffer_host_ptr(loom_device_t*, loom_buffer_t* buffer) {
   return buffer ? buffer->data : nullptr;
 }
 
-void check_range(const loom_buffer_t* buffer, size_t offset, size_t size, const char* what) {
-  if (!buffer) fail(LOOM_ERROR_INVALID_ARGUMENT, std::string(what) + ": buffer is NULL");
-  if (offset > buffer->size || size > buffer->size - offset)
-    fail(LOOM_ERROR_INVALID_ARGUMENT,
-         std::string(what) + ": range [" + std::to_string(offset) + ", +" + std::to_string(size) +
-             ") exceeds the buffer of " + std::to_string(buffer->size) + " bytes");
-}
-
 loom_status_t* copy_to_host(loom_device_t*, loom_buffer_t* src, size_t offset, void* dst,
                             size_t size) {
-  return sdk::guard([&] {
-    check_range(src, offset, size, "copy_to_host");
-    if (size) std::memcpy(dst, static_cast<const char*>(src->data) + offset, size);
-  });
+  return sdk::copy_host_to_user(src ? src->data : nullptr, src ? src->size : 0, offset, dst, size);
 }
 
 loom_status_t* copy_from_host(loom_device_t*, const void* src, loom_buffer_t* dst, size_t offset,
                               size_t size) {
-  return sdk::guard([&] {
-    check_range(dst, offset, size, "copy_from_host");
-    if (size) std::memcpy(static_cast<char*>(dst->data) + offset, src, size);
-  });
+  return sdk::copy_user_to_host(src, dst ? dst->data : nullptr, dst ? dst->size : 0, offset, size);
 }
 
 loom_status_t* compile(loom_device_t* device, const loom_compile_args_t* args,
@@ -238,13 +219,9 @@ void hand_over(const Tensor& t, loom_tensor_t& out) {
     buffer->data = views;
     bytes = count * sizeof(loom_string_t);
   } else {
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-    if (!p)
-      fail(LOOM_ERROR_OUT_OF_MEMORY,
-           "out of memory copying an output of " + std::to_string(bytes) + " bytes");
-    buffer->owner = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
-    if (bytes) std::memcpy(p, t.view.data, bytes);
-    buffer->data = p;
+    buffer->owner = sdk::allocate_host_block(bytes, "copying an output");
+    buffer->data = buffer->owner.get();
+    if (bytes) std::memcpy(buffer->data, t.view.data, bytes);
   }
   buffer->size = bytes;
   out.dtype = t.view.dtype;
