@@ -53,6 +53,10 @@ std::string Session::plan_dot() {
   for (size_t i = 0; i < devices_.size(); ++i)
     d += fmt::format("    legend{} [label=\"{}\", fillcolor=\"{}\"];\n", i,
                      dot_escape(device_labels_[i]), kPalette[i % std::size(kPalette)]);
+  if (!bodies_.empty())
+    d += fmt::format("    legend{} [label=\"{}\", fillcolor=\"{}\"];\n", devices_.size(),
+                     dot_escape(device_name(host_step_device())),
+                     kPalette[host_step_device() % std::size(kPalette)]);
   d += "  }\n";
   for (size_t s = 0; s < subgraphs_.size(); ++s) {
     const Subgraph& sg = subgraphs_[s];
@@ -60,12 +64,23 @@ std::string Session::plan_dot() {
     d += fmt::format(
         "  subgraph cluster_{} {{\n    label=\"subgraph {}: {} ({} nodes, {})\";\n"
         "    style=filled;\n    fillcolor=\"{}\";\n",
-        s, s, dot_escape(devices_[sg.device]->name()), sg.nodes.size(),
-        format_flops(subgraph_flops(s)), color);
+        s, s, dot_escape(device_name(sg.device)), sg.nodes.size(), format_flops(subgraph_flops(s)),
+        color);
     for (int k : sg.nodes) {
       const Node& n = g.nodes[k];
-      d += fmt::format("    n{} [label=\"{}\\n{}\"];\n", k, dot_escape(n.op_type),
-                       dot_escape(n.name));
+      // A control-flow step lists its bodies' plans (subgraphs per device) under its name.
+      std::string bodies;
+      if (auto it = bodies_.find(k); it != bodies_.end())
+        for (const Body& b : it->second) {
+          std::map<std::string, int> per_device;
+          for (const Subgraph& bs : b.session->subgraphs_)
+            per_device[b.session->device_name(bs.device)]++;
+          bodies += "\\n" + dot_escape(b.attribute) + ":";
+          for (const auto& [dev, count] : per_device)
+            bodies += fmt::format(" {}x{}", dot_escape(dev), count);
+        }
+      d += fmt::format("    n{} [label=\"{}\\n{}{}\"];\n", k, dot_escape(n.op_type),
+                       dot_escape(n.name), bodies);
     }
     d += "  }\n";
   }
@@ -82,7 +97,7 @@ std::string Session::plan_dot() {
         if (inputs_drawn.insert(id).second)
           d += fmt::format("  v{} [label=\"{}\", shape=ellipse, style=solid];\n", id,
                            dot_escape(v.name));
-        bool copy = !devices_[subgraphs_[part_of[k]].device]->host_memory();
+        bool copy = !device_host_memory(subgraphs_[part_of[k]].device);
         d += fmt::format(
             "  v{} -> n{}{};\n", id, k,
             copy ? fmt::format(" [style=bold, label=\"{}\"]", human_bytes(facts_bytes(id))) : "");
@@ -91,7 +106,7 @@ std::string Session::plan_dot() {
       int from = v.producer;
       bool cross = part_of[from] != part_of[k];
       size_t da = subgraphs_[part_of[from]].device, db = subgraphs_[part_of[k]].device;
-      bool copy = da != db && !(devices_[da]->host_memory() && devices_[db]->host_memory());
+      bool copy = da != db && !(device_host_memory(da) && device_host_memory(db));
       std::string attrs;
       if (copy)
         attrs = fmt::format(" [style=bold, color=red, label=\"{}\"]", human_bytes(facts_bytes(id)));

@@ -8,7 +8,6 @@
 #include "session.hpp"
 
 namespace loom::core {
-namespace {
 
 std::string json_escape(const std::string& s) {
   std::string out;
@@ -36,8 +35,6 @@ std::string json_escape(const std::string& s) {
   return out;
 }
 
-}  // namespace
-
 double Session::subgraph_flops(size_t s) const {
   if (current_) return current_->parts[s].flops;
   double f = 0;
@@ -62,7 +59,7 @@ std::string Session::explain() {
     const Subgraph& sg = subgraphs_[s];
     std::map<std::string, int> ops;
     for (int k : sg.nodes) ops[g.nodes[k].op_type]++;
-    out << "  subgraph " << s << " on " << devices_[sg.device]->name() << ": " << sg.nodes.size()
+    out << "  subgraph " << s << " on " << device_name(sg.device) << ": " << sg.nodes.size()
         << " nodes (";
     bool first = true;
     for (const auto& [op, n] : ops) {
@@ -80,8 +77,7 @@ std::string Session::explain() {
       for (const Prepared::Transfer& t : part.transfers) {
         out << "\n      " << g.values[t.value].name << " ["
             << current_->facts[t.value].shape.to_string() << "] from "
-            << (t.from_device < 0 ? std::string("the application")
-                                  : devices_[t.from_device]->name());
+            << (t.from_device < 0 ? std::string("the application") : device_name(t.from_device));
         if (t.from_device == static_cast<int>(sg.device)) {
           out << " (same device)";
         } else if (t.copy) {
@@ -101,6 +97,8 @@ std::string Session::explain() {
       copy_bytes += part_bytes;
     }
     out << "\n";
+    // A control-flow step: each body's own plan, indented.
+    for (int k : sg.nodes) explain_bodies(k, out, 4);
   }
   out << "  total: " << subgraphs_.size() << " subgraphs, " << format_flops(total_flops);
   if (current_) out << ", " << copies << " copies moving " << copy_bytes << " bytes";
@@ -146,8 +144,18 @@ std::string Session::plan_json() {
     double flops = subgraph_flops(s);
     total_flops += flops;
     j += (s ? "," : "") + fmt::format("{{\"device\":\"{}\",\"nodes\":{},\"flops\":{:.0f}",
-                                      json_escape(devices_[sg.device]->name()), sg.nodes.size(),
-                                      flops);
+                                      json_escape(device_name(sg.device)), sg.nodes.size(), flops);
+    if (sg.device == host_step_device()) {
+      j += ",\"control_flow\":[";
+      bool first = true;
+      for (int k : sg.nodes) {
+        std::string body = bodies_json(k);
+        if (body.empty()) continue;
+        j += (first ? "" : ",") + body;
+        first = false;
+      }
+      j += "]";
+    }
     if (current_) {
       const Prepared::Part& part = current_->parts[s];
       auto names = [&](const std::vector<int>& ids) {
@@ -160,7 +168,7 @@ std::string Session::plan_json() {
            ",\"transfers\":[";
       for (size_t i = 0; i < part.transfers.size(); ++i) {
         const Prepared::Transfer& t = part.transfers[i];
-        std::string from = t.from_device < 0 ? "application" : devices_[t.from_device]->name();
+        std::string from = t.from_device < 0 ? "application" : device_name(t.from_device);
         j += (i ? "," : "") +
              fmt::format("{{\"value\":\"{}\",\"from\":\"{}\",\"copy\":{},\"bytes\":{}}}",
                          json_escape(g.values[t.value].name), json_escape(from), t.copy, t.bytes);

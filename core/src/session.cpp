@@ -109,16 +109,40 @@ DeviceInstance::~DeviceInstance() {
 Session::Session(Runtime& runtime, std::shared_ptr<Model> model,
                  const loom_session_options_t& options)
     : runtime_(runtime), model_(std::move(model)) {
+  config_.placements = options.placements ? options.placements : "";
+  config_.cost_model = options.cost_model ? options.cost_model : "";
+  config_.no_fallback = options.no_fallback;
   create_devices(options);
+  finish_construction();
+}
+
+void Session::finish_construction() {
   // Shape computations whose inputs are static on the declared shapes become initializers
   // before placement, so devices are asked about nodes with constant shape inputs.
-  model_ = fold_shape_computations(model_, runtime_.schemas, fold_stats_);
+  if (depth_ == 0) {
+    model_ = fold_shape_computations(model_, runtime_.schemas, fold_stats_);
+  } else {
+    // A control-flow body's inputs are whatever the step feeds (Loop-carried values may
+    // change shape; declarations of [] and [1] both occur), so no extent is checked at run
+    // time and folding must not trust the declared ones: fold with the inputs' shapes
+    // unknown, then give the folded graph its declarations back for placement.
+    auto relaxed = std::make_shared<Model>(*model_);
+    relaxed->graph = std::make_shared<Graph>(*model_->graph);
+    for (int id : relaxed->graph->inputs)
+      if (!relaxed->graph->values[id].constant) relaxed->graph->values[id].shape = Shape{};
+    auto folded = fold_shape_computations(relaxed, runtime_.schemas, fold_stats_);
+    if (folded != relaxed) {
+      for (int id : folded->graph->inputs)
+        folded->graph->values[id].shape = model_->graph->values[id].shape;
+      model_ = folded;
+    }
+  }
   if (fold_stats_.nodes || fold_stats_.constant_nodes)
     runtime_.log(LOOM_LOG_INFO, "scheduler",
                  fmt::format("folded {} shape-computation nodes into {} constants and {} Constant "
                              "nodes into initializers",
                              fold_stats_.nodes, fold_stats_.constants, fold_stats_.constant_nodes));
-  partition(options);
+  partition();
 }
 
 Session::~Session() {
@@ -222,14 +246,14 @@ std::vector<int> Session::parse_placements(const std::string& spec) const {
         pinned[k] = d;
         ++matched;
       }
-    if (matched == 0)
+    if (matched == 0 && depth_ == 0)  // a body may well lack the pinned nodes
       runtime_.log(LOOM_LOG_WARNING, "scheduler",
                    "placement '" + item + "' matches no node name or op type");
   }
   return pinned;
 }
 
-void Session::partition(const loom_session_options_t& options) {
+void Session::partition() {
   const Graph& g = *model_->graph;
   // Devices decide by dtype and shape, so they must see what inference can tell from the
   // declared inputs (dynamic dims stay unknown) rather than untyped intermediates.
@@ -257,14 +281,29 @@ void Session::partition(const loom_session_options_t& options) {
       fail(LOOM_ERROR_INVALID_ARGUMENT, std::string("LOOM_COST_MODEL: ") + e.what());
     }
   }
-  if (options.cost_model && *options.cost_model)
-    apply_cost_overrides(options.cost_model, names, device_costs_);
-  std::vector<int> pinned = parse_placements(options.placements ? options.placements : "");
+  if (!config_.cost_model.empty()) apply_cost_overrides(config_.cost_model, names, device_costs_);
+  std::vector<int> pinned = parse_placements(config_.placements);
   std::vector<bool> shape_nodes = find_shape_computations(g, declared);
+  ViewOptions options_view;
+  options_view.facts = &declared;
+  GraphView view(g, options_view);
+  std::map<int, std::vector<Body>> step_bodies;
+  std::vector<bool> steps = choose_host_steps(view, pinned, declared, step_bodies);
 
+  // Control-flow steps go to a pseudo-device after the real ones: host memory, and nothing
+  // else runs there, so islands never move onto or off it. Without steps the problem (and
+  // every message about it) is exactly the devices'.
+  bool any_step = std::find(steps.begin(), steps.end(), true) != steps.end();
   PartitionProblem problem;
   problem.device_names = names;
   problem.devices = device_costs_;
+  if (any_step) {
+    problem.device_names.push_back(device_name(host_step_device()));
+    DeviceCost host_cost;
+    host_cost.host_memory = true;
+    host_cost.launch_us = 0;
+    problem.devices.push_back(host_cost);
+  }
   problem.num_values = g.values.size();
   problem.value_bytes.resize(g.values.size());
   problem.graph_output.resize(g.values.size());
@@ -272,9 +311,6 @@ void Session::partition(const loom_session_options_t& options) {
     problem.value_bytes[v] = value_bytes(g, static_cast<int>(v), declared);
     problem.graph_output[v] = g.values[v].graph_output;
   }
-  ViewOptions options_view;
-  options_view.facts = &declared;
-  GraphView view(g, options_view);
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& node = g.nodes[k];
     PartitionNode n;
@@ -296,6 +332,14 @@ void Session::partition(const loom_session_options_t& options) {
     n.host_preferred = shape_nodes[k] && node.op_type != "Shape" && node.op_type != "Size";
     n.flops = estimate_flops(g, node, declared);
     declared_flops_.push_back(n.flops);
+    if (steps[k]) {
+      n.supported.assign(devices_.size(), false);
+      n.reasons.assign(devices_.size(), "its bodies are split across devices");
+      n.supported.push_back(true);
+      n.reasons.push_back("");
+      problem.nodes.push_back(std::move(n));
+      continue;
+    }
     for (size_t d = 0; d < devices_.size(); ++d) {
       loom_support_t support;
       std::memset(&support, 0, sizeof support);
@@ -306,6 +350,10 @@ void Session::partition(const loom_session_options_t& options) {
       n.reasons.push_back(
           support.supported ? "" : (support.reason[0] ? support.reason : "not supported"));
     }
+    if (any_step) {
+      n.supported.push_back(false);
+      n.reasons.push_back("only control-flow steps run on the host");
+    }
     problem.nodes.push_back(std::move(n));
   }
 
@@ -313,7 +361,7 @@ void Session::partition(const loom_session_options_t& options) {
   if (!result.unsupported.empty()) {
     std::string msg =
         std::to_string(result.unsupported.size()) + " nodes are supported by none of the devices";
-    msg += options.no_fallback ? " (fallback to cpu is off): " : ": ";
+    msg += config_.no_fallback ? " (fallback to cpu is off): " : ": ";
     for (size_t i = 0; i < result.unsupported.size() && i < 20; ++i)
       msg += (i ? ", " : "") + result.unsupported[i];
     if (result.unsupported.size() > 20) msg += ", ...";
@@ -326,6 +374,7 @@ void Session::partition(const loom_session_options_t& options) {
   subgraphs_ = std::move(result.subgraphs);
   fallback_notes_ = std::move(result.notes);
   for (const std::string& note : fallback_notes_) runtime_.log(LOOM_LOG_INFO, "scheduler", note);
+  create_bodies(step_bodies);
 }
 
 std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_facts,
@@ -370,15 +419,14 @@ std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_
       for (int id : g.nodes[k].inputs) consider(id);
       for (int id : g.nodes[k].implicit_inputs) consider(id);
     }
-    DeviceInstance& target = *devices_[sg.device];
+    bool target_host = device_host_memory(sg.device);
     for (int id : part.inputs) {
       Prepared::Transfer t;
       t.value = id;
       t.from_device =
           producer_part[id] >= 0 ? static_cast<int>(subgraphs_[producer_part[id]].device) : -1;
-      bool source_host = t.from_device < 0 || devices_[t.from_device]->host_memory();
-      t.copy =
-          t.from_device != static_cast<int>(sg.device) && !(source_host && target.host_memory());
+      bool source_host = t.from_device < 0 || device_host_memory(t.from_device);
+      t.copy = t.from_device != static_cast<int>(sg.device) && !(source_host && target_host);
       t.bytes = tensor_bytes(p->facts[id].dtype, p->facts[id].shape);
       part.transfers.push_back(t);
     }
@@ -391,6 +439,8 @@ std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_
           if (r != s) external = true;
         if (external) part.outputs.push_back(id);
       }
+    // Control-flow steps compile nothing here: their bodies are child sessions.
+    if (sg.device == host_step_device()) continue;
 
     // Memory plan: values made and consumed inside the part, with static shapes.
     std::vector<int> position(g.values.size(), -1);
@@ -485,7 +535,7 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
     if (v.dtype != LOOM_DTYPE_UNDEFINED && t.dtype != v.dtype)
       fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' is " + dtype_name(t.dtype) +
                                             " but the model expects " + dtype_name(v.dtype));
-    if (v.shape.rank >= 0) {
+    if (v.shape.rank >= 0 && depth_ == 0) {  // bodies: see finish_construction
       bool ok = v.shape.rank == t.rank;
       for (int32_t d = 0; ok && d < t.rank; ++d)
         if (v.shape.dims[d] >= 0 && v.shape.dims[d] != t.dims[d]) ok = false;
@@ -541,6 +591,7 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
     loom_tensor_t t{};
     int device = -1;  // -1: host memory not owned by a device
     int remaining = 0;
+    std::shared_ptr<void> owner;  // host memory a control-flow step made
   };
   std::vector<Slot> slots(g.values.size());
   auto free_slot = [&](Slot& s) {
@@ -570,8 +621,79 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
     s.remaining = p.consumers[id];
   }
 
+  // A value as a host tensor for a control-flow step (copied out of remote memory).
+  std::map<int, HostValue> step_values;  // made by steps, read by later steps of the part
+  auto host_value = [&](int id) -> HostValue {
+    HostValue h;
+    if (id < 0) return h;
+    if (auto it = step_values.find(id); it != step_values.end()) return it->second;
+    const Value& v = g.values[id];
+    if (v.constant && !fed.count(id)) {
+      h.present = true;
+      h.t.struct_size = sizeof h.t;
+      h.t.dtype = v.constant->dtype;
+      h.t.rank = static_cast<int32_t>(v.constant->dims.size());
+      for (int32_t d = 0; d < h.t.rank; ++d) h.t.dims[d] = v.constant->dims[d];
+      h.t.data = const_cast<void*>(v.constant->data);
+      h.t.byte_size = v.constant->size;
+      return h;
+    }
+    Slot& s = slots[id];
+    if (!s.present) fail(LOOM_ERROR_INTERNAL, "value '" + v.name + "' was not computed before use");
+    if (s.t.data || !s.t.byte_size) {
+      h.present = true;
+      h.t = s.t;
+      h.t.buffer = nullptr;
+      h.t.offset = 0;
+      h.owner = s.owner;
+      return h;
+    }
+    std::vector<int64_t> dims(s.t.dims, s.t.dims + s.t.rank);
+    h = allocate_host_value(s.t.dtype, dims);
+    if (host_value_bytes(h.t) != s.t.byte_size)
+      fail(LOOM_ERROR_INTERNAL,
+           "value '" + v.name + "' has a byte size that does not match its shape");
+    DeviceInstance& from = *devices_[s.device];
+    throw_if_error(
+        from.api().copy_to_host(from.handle(), s.t.buffer, s.t.offset, h.t.data, s.t.byte_size),
+        "copy from device '" + from.name() + "'");
+    return h;
+  };
+
   for (size_t si = 0; si < subgraphs_.size(); ++si) {
     Prepared::Part& part = p.parts[si];
+    if (subgraphs_[si].device == host_step_device()) {
+      step_values.clear();
+      for (int k : subgraphs_[si].nodes) {
+        const Node& node = g.nodes[k];
+        std::vector<HostValue> ins;
+        for (int id : node.inputs) ins.push_back(host_value(id));
+        std::map<int, HostValue> outer;
+        for (int id : node.implicit_inputs) outer[id] = host_value(id);
+        std::vector<HostValue> outs = run_step(k, ins, outer);
+        for (size_t i = 0; i < node.outputs.size() && i < outs.size(); ++i)
+          if (node.outputs[i] >= 0) step_values[node.outputs[i]] = outs[i];
+      }
+      for (int id : part.outputs) {
+        auto it = step_values.find(id);
+        if (it == step_values.end() || !it->second.present)
+          fail(LOOM_ERROR_INVALID_ARGUMENT,
+               "output '" + g.values[id].name + "' of a control-flow step was not produced");
+        Slot& s = slots[id];
+        s.present = true;
+        s.t = it->second.t;
+        s.device = -1;
+        s.owner = it->second.owner;
+        s.remaining = p.consumers[id];
+        if (s.remaining == 0) free_slot(s);
+      }
+      step_values.clear();
+      for (int id : part.inputs) {
+        Slot& s = slots[id];
+        if (--s.remaining <= 0 && !g.values[id].graph_output) free_slot(s);
+      }
+      continue;
+    }
     int dev_index = static_cast<int>(subgraphs_[si].device);
     DeviceInstance& dev = *devices_[dev_index];
     std::vector<loom_tensor_t> ins(part.inputs.size());
@@ -590,6 +712,8 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
              "value '" + g.values[part.inputs[i]].name + "' was not computed before use");
       loom_tensor_t t = s.t;
       bool src_host_visible = s.device < 0 || devices_[s.device]->host_memory();
+      if (s.device < 0 && !t.data && t.byte_size)
+        fail(LOOM_ERROR_INTERNAL, "value '" + g.values[part.inputs[i]].name + "' has no data");
       if (s.device == dev_index) {
         // Same device: as is.
       } else if (src_host_visible && dev.host_memory() && t.data) {

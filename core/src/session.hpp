@@ -8,9 +8,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "control_flow.hpp"
 #include "cost_model.hpp"
 #include "graph_view.hpp"
 #include "ir/graph.hpp"
@@ -40,7 +42,8 @@ class DeviceInstance {
   loom_device_info_t info_{};
 };
 
-// One device's share of the graph (node ids in execution order).
+// One device's share of the graph (node ids in execution order). A subgraph whose device is
+// Session::host_step_device() holds control-flow steps the core runs itself.
 using Subgraph = PlannedSubgraph;
 
 // What a set of input shapes compiled to.
@@ -57,13 +60,22 @@ struct Prepared {
     std::vector<Transfer> transfers;   // one per input
     double flops = 0;
     std::unique_ptr<GraphView> view;
-    loom_executable_t* exe = nullptr;
+    loom_executable_t* exe = nullptr;  // null for control-flow steps
     size_t arena_bytes = 0;
   };
   std::vector<Part> parts;
   std::vector<ValueFacts> facts;
   std::vector<int> consumers;  // per value: parts that read it (+1 if graph output)
   size_t planned_peak = 0;
+};
+
+// `s` as the inside of a JSON string (plan_report.cpp).
+std::string json_escape(const std::string& s);
+
+// The options a session keeps for the child sessions of control-flow bodies.
+struct SessionConfig {
+  std::string placements, cost_model;
+  bool no_fallback = false;
 };
 
 class Session {
@@ -79,8 +91,42 @@ class Session {
   size_t planned_peak() const { return current_ ? current_->planned_peak : 0; }
 
  private:
+  // A control-flow body as a child session sharing this session's devices
+  // (session_control_flow.cpp).
+  struct Body {
+    std::string attribute;
+    std::shared_ptr<Graph> graph;     // the body, its outer-scope reads made inputs
+    std::vector<std::string> formal;  // the body's own inputs, in order
+    std::vector<std::string> outer;   // outer-scope values it reads, fed after them
+    std::unique_ptr<Session> session;
+  };
+  class StepRunner;
+
+  Session(const Session& parent, std::shared_ptr<Model> body, int depth);
+  void finish_construction();
+  // Index of the pseudo-device of control-flow steps: one past the real devices.
+  size_t host_step_device() const { return devices_.size(); }
+  std::string device_name(size_t d) const;
+  bool device_host_memory(size_t d) const;
+  // Which nodes run as host control-flow steps (their bodies split across devices).
+  // `candidates` gets the bodies of the chosen nodes, ready for create_bodies.
+  std::vector<bool> choose_host_steps(const GraphView& view, const std::vector<int>& pinned,
+                                      const std::vector<ValueFacts>& declared,
+                                      std::map<int, std::vector<Body>>& candidates);
+  // A body as a graph of its own: outer-scope reads become inputs typed from `declared`.
+  Body make_body(const Attribute& a, const std::vector<ValueFacts>& declared) const;
+  // Earliest device in --device order that takes some node of `body` (at any depth).
+  size_t earliest_body_device(const Graph& body) const;
+  void create_bodies(std::map<int, std::vector<Body>>& candidates);
+  // Runs step node `k` on host tensors (explicit inputs in order; outer reads by value id).
+  std::vector<HostValue> run_step(int k, const std::vector<HostValue>& inputs,
+                                  const std::map<int, HostValue>& outer);
+  std::vector<HostValue> run_body(Body& body, const std::vector<HostValue>& formal,
+                                  const std::map<std::string, HostValue>& outer);
+  void explain_bodies(int k, std::ostringstream& out, int indent);
+  std::string bodies_json(int k);
   void create_devices(const loom_session_options_t& options);
-  void partition(const loom_session_options_t& options);
+  void partition();
   // Device index for each node the user pinned ("PATTERN=DEVICE;..."), -1 elsewhere.
   std::vector<int> parse_placements(const std::string& spec) const;
   std::unique_ptr<Prepared> prepare(const std::vector<ValueFacts>& input_facts,
@@ -91,13 +137,16 @@ class Session {
   Runtime& runtime_;
   std::shared_ptr<Model> model_;  // the model as run: shape computations folded
   FoldStats fold_stats_;
-  std::vector<std::unique_ptr<DeviceInstance>> devices_;
+  SessionConfig config_;
+  int depth_ = 0;  // nesting of control-flow bodies (0: the model's graph)
+  std::vector<std::shared_ptr<DeviceInstance>> devices_;
   std::vector<std::string> device_labels_;  // as requested ("cpu", "vulkan:1")
   std::vector<DeviceCost> device_costs_;
   std::vector<int> node_device_;             // per node
   std::vector<double> declared_flops_;       // per node, from the declared shapes
   std::vector<std::string> fallback_notes_;  // why nodes left their preferred device
   std::vector<Subgraph> subgraphs_;
+  std::map<int, std::vector<Body>> bodies_;  // per host-step node
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Prepared>> prepared_;  // by input signature
   Prepared* current_ = nullptr;

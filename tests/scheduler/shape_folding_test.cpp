@@ -304,6 +304,37 @@ TEST(ShapeFolding, DynamicDimsStayUnfolded) {
   EXPECT_EQ(stats.nodes, 0u);
 }
 
+TEST(ShapeFolding, IntermediateShapesDeclaredInValueInfoAreNotTrusted) {
+  // value_info claims y is 5x8, which inference cannot confirm (the batch is dynamic): folding
+  // Shape(y) into [5, 8] would be a silently wrong answer for any other batch.
+  FoldGraph t;
+  int x = t.input("x", LOOM_DTYPE_FLOAT32, {-1, 8});
+  int y = t.node("Relu", {x}, "y");
+  t.g.values[y].dtype = LOOM_DTYPE_FLOAT32;
+  t.g.values[y].shape.rank = 2;
+  t.g.values[y].shape.dims = {5, 8};
+  int shape = t.node("Shape", {y}, "shape");
+  t.output(t.node("Mul", {t.input("n", LOOM_DTYPE_INT64, {2}), shape}, "scaled"));
+  FoldStats stats;
+  EXPECT_EQ(t.fold(stats), t.model);
+  EXPECT_EQ(stats.nodes, 0u);
+  // The same declaration on a static input is confirmed by inference and still folds.
+  FoldGraph u;
+  int ux = u.input("x", LOOM_DTYPE_FLOAT32, {5, 8});
+  int uy = u.node("Relu", {ux}, "y");
+  u.g.values[uy].shape.rank = 2;
+  u.g.values[uy].shape.dims = {5, 8};
+  int ushape = u.node("Shape", {uy}, "shape");
+  u.output(u.node("Mul", {u.input("n", LOOM_DTYPE_INT64, {2}), ushape}, "scaled"));
+  FoldStats ustats;
+  auto folded = u.fold(ustats);
+  EXPECT_EQ(ustats.nodes, 1u);
+  const int64_t* dims = constant_ints(*folded->graph, "shape");
+  ASSERT_NE(dims, nullptr);
+  EXPECT_EQ(dims[0], 5);
+  EXPECT_EQ(dims[1], 8);
+}
+
 TEST(ShapeFolding, StaticDimsOfADynamicShapeStillFold) {
   FoldGraph t;
   int x = t.input("x", LOOM_DTYPE_FLOAT32, {-1, 8, 16});

@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 import numpy as np
+import onnx
 from onnx import TensorProto, helper
 
 from two_device_test import TWO_DEVICES, Env, compare, const, save, vi
@@ -68,6 +69,36 @@ def shape_chain_model(env, name, batch):
     return save(env, name, nodes, inputs, outputs, initializers)
 
 
+def wrong_value_info_model(env):
+    """value_info declares the intermediate r as 5x3 although x's batch is dynamic: folding
+    Shape(r) from that declaration would turn the batch into the constant 5."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Shape", ["r"], ["shape"]),
+             helper.make_node("Gather", ["shape", "zero"], ["batch"], axis=0),
+             helper.make_node("Cast", ["batch"], ["scale"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["r", "scale"], ["y"])]
+    graph = helper.make_graph(nodes, "wrong_value_info", [vi("x", ["N", 3])], [vi("y", ["N", 3])],
+                              value_info=[vi("r", [5, 3])], initializer=[const("zero", np.int64(0))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    path = os.path.join(env.tmp, "wrong_value_info.onnx")
+    onnx.save(model, path)
+    return path
+
+
+def check_wrong_value_info(env):
+    model = wrong_value_info_model(env)
+    x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    x_path = os.path.join(env.tmp, "x23.npy")
+    np.save(x_path, x)
+    got, p = env.outputs(model, "wrong-vi", "--device", "cpu", "--json", inputs=[("x", x_path)])
+    y = got["y.npy"]
+    # y = Relu(x) * batch; a Shape folded from the declaration would scale by 5, silently.
+    assert y.shape == (2, 3) and np.array_equal(y, np.maximum(x, 0) * 2), y
+    assert json.loads(p.stdout)["plan"]["folded_nodes"] == 0, p.stdout
+    print("wrong value_info: Shape of the intermediate not folded, ok")
+
+
 def plan(env, model, *argv):
     got, p = env.outputs(model, os.path.basename(model) + "-" + "-".join(argv)[:20], *argv,
                          "--json", inputs=[("x", env.x)])
@@ -102,6 +133,7 @@ def main():
         assert after < before, f"folding left {after} subgraphs of {before}"
         print(f"shape chains: {folded['folded_nodes']} nodes folded; two devices: {before} -> "
               f"{after} subgraphs, ok")
+        check_wrong_value_info(env)
     return 0
 
 
