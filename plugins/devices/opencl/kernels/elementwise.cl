@@ -2,12 +2,12 @@
 // numpy broadcasting, and the affine per-channel form BatchNormalization is folded into.
 
 #define LOOM_UNARY(name, expr)                                                             \
-  __kernel void unary_##name(__global const float* x, int xo, __global float* y, int yo,   \
+  __kernel void unary_##name(__global const real_t* x, int xo, __global real_t* y, int yo, \
                              int n, float p0, float p1) {                                  \
     int i = get_global_id(0);                                                              \
     if (i >= n) return;                                                                    \
-    float v = x[xo + i];                                                                   \
-    y[yo + i] = (expr);                                                                    \
+    float v = LOAD(x, xo + i);                                                             \
+    STORE(y, yo + i, (expr));                                                              \
   }
 
 LOOM_UNARY(relu, fmax(v, 0.0f))
@@ -44,34 +44,34 @@ LOOM_UNARY(scale, v * p0 + p1)
 #undef LOOM_UNARY
 
 // Clip whose bounds are tensors computed at run time (scalars in device memory).
-__kernel void clip_tensor(__global const float* x, int xo, __global const float* lo, int lo_o,
-                          int has_lo, __global const float* hi, int hi_o, int has_hi,
-                          __global float* y, int yo, int n) {
+__kernel void clip_tensor(__global const real_t* x, int xo, __global const real_t* lo, int lo_o,
+                          int has_lo, __global const real_t* hi, int hi_o, int has_hi,
+                          __global real_t* y, int yo, int n) {
   int i = get_global_id(0);
   if (i >= n) return;
-  float v = x[xo + i];
-  if (has_lo) v = fmax(v, lo[lo_o]);
-  if (has_hi) v = fmin(v, hi[hi_o]);
-  y[yo + i] = v;
+  float v = LOAD(x, xo + i);
+  if (has_lo) v = fmax(v, LOAD(lo, lo_o));
+  if (has_hi) v = fmin(v, LOAD(hi, hi_o));
+  STORE(y, yo + i, v);
 }
 
 #define LOOM_BINARY(name, expr)                                                              \
-  __kernel void binary_##name##_flat(__global const float* a, int ao, __global const float* b, \
-                                     int bo, __global float* y, int yo, int n) {              \
+  __kernel void binary_##name##_flat(__global const real_t* a, int ao, __global const real_t* b, \
+                                     int bo, __global real_t* y, int yo, int n) {              \
     int i = get_global_id(0);                                                                \
     if (i >= n) return;                                                                      \
-    float x0 = a[ao + i];                                                                    \
-    float x1 = b[bo + i];                                                                    \
-    y[yo + i] = (expr);                                                                      \
+    float x0 = LOAD(a, ao + i);                                                              \
+    float x1 = LOAD(b, bo + i);                                                              \
+    STORE(y, yo + i, (expr));                                                                \
   }                                                                                          \
-  __kernel void binary_##name##_bcast(__global const float* a, int ao, __global const float* b, \
-                                      int bo, __global float* y, int yo, int n, int8 dims,     \
+  __kernel void binary_##name##_bcast(__global const real_t* a, int ao, __global const real_t* b, \
+                                      int bo, __global real_t* y, int yo, int n, int8 dims,     \
                                       int8 sa, int8 sb) {                                      \
     int i = get_global_id(0);                                                                \
     if (i >= n) return;                                                                      \
-    float x0 = a[ao + strided_offset(i, dims, sa)];                                          \
-    float x1 = b[bo + strided_offset(i, dims, sb)];                                          \
-    y[yo + i] = (expr);                                                                      \
+    float x0 = LOAD(a, ao + strided_offset(i, dims, sa));                                    \
+    float x1 = LOAD(b, bo + strided_offset(i, dims, sb));                                    \
+    STORE(y, yo + i, (expr));                                                                \
   }
 
 LOOM_BINARY(add, x0 + x1)
@@ -86,11 +86,11 @@ LOOM_BINARY(prelu, x0 < 0.0f ? x0 * x1 : x0)
 
 // y = x * scale[c] + shift[c] with c = (i / inner) % channels: inference BatchNormalization
 // whose statistics were folded into scale and shift at compile time.
-__kernel void channel_affine(__global const float* x, int xo, __global const float* scale,
-                             int so, __global const float* shift, int ho, __global float* y,
+__kernel void channel_affine(__global const real_t* x, int xo, __global const real_t* scale,
+                             int so, __global const real_t* shift, int ho, __global real_t* y,
                              int yo, int n, int channels, int inner) {
   int i = get_global_id(0);
   if (i >= n) return;
   int c = (i / inner) % channels;
-  y[yo + i] = x[xo + i] * scale[so + c] + shift[ho + c];
+  STORE(y, yo + i, LOAD(x, xo + i) * LOAD(scale, so + c) + LOAD(shift, ho + c));
 }

@@ -86,38 +86,57 @@ LOOM_WHERE(s8, ulong)
 
 // Casts between float32 (f32), int32 (i32), int64 (i64), uint8 (u8), int8 (i8) and bool (b8).
 // Float to integer truncates toward zero like C (and the cpu device); to bool is "!= 0".
-#define LOOM_CAST(sn, ST, dn, DT, conv)                                                       \
-  __kernel void cast_##sn##_##dn(__global const ST* x, int xo, __global DT* y, int yo, int n) { \
+// Per type name: its buffer element (LOOM_MEM_*), its value type (LOOM_VAL_*) and how an
+// element is read and written (float32 through the storage macros, so f16 storage converts).
+#define LOOM_MEM_f32 real_t
+#define LOOM_MEM_i32 int
+#define LOOM_MEM_i64 long
+#define LOOM_MEM_u8 uchar
+#define LOOM_MEM_i8 char
+#define LOOM_MEM_b8 uchar
+#define LOOM_VAL_f32 float
+#define LOOM_VAL_i32 int
+#define LOOM_VAL_i64 long
+#define LOOM_VAL_u8 uchar
+#define LOOM_VAL_i8 char
+#define LOOM_VAL_b8 uchar
+#define LOOM_GET_f32(p, i) LOAD(p, i)
+#define LOOM_SET_f32(p, i, v) STORE(p, i, v)
+#define LOOM_GET_INT(p, i) ((p)[i])
+#define LOOM_SET_INT(p, i, v) ((p)[i] = (v))
+#define LOOM_CAST(sn, dn, GET, SET, conv)                                                     \
+  __kernel void cast_##sn##_##dn(__global const LOOM_MEM_##sn* x, int xo,                      \
+                                 __global LOOM_MEM_##dn* y, int yo, int n) {                   \
     int i = get_global_id(0);                                                                 \
     if (i >= n) return;                                                                       \
-    ST v = x[xo + i];                                                                         \
-    y[yo + i] = conv;                                                                         \
+    LOOM_VAL_##sn v = GET(x, xo + i);                                                         \
+    SET(y, yo + i, conv);                                                                     \
   }
-#define LOOM_CAST_FROM(sn, ST)                        \
-  LOOM_CAST(sn, ST, f32, float, (float)v)             \
-  LOOM_CAST(sn, ST, i32, int, (int)v)                 \
-  LOOM_CAST(sn, ST, i64, long, (long)v)               \
-  LOOM_CAST(sn, ST, u8, uchar, (uchar)v)              \
-  LOOM_CAST(sn, ST, i8, char, (char)v)                \
-  LOOM_CAST(sn, ST, b8, uchar, (uchar)(v != 0))
-LOOM_CAST_FROM(f32, float)
-LOOM_CAST_FROM(i32, int)
-LOOM_CAST_FROM(i64, long)
-LOOM_CAST_FROM(u8, uchar)
-LOOM_CAST_FROM(i8, char)
-LOOM_CAST_FROM(b8, uchar)
+#define LOOM_CAST_FROM(sn, GET)                                                   \
+  LOOM_CAST(sn, f32, GET, LOOM_SET_f32, (float)v)                                 \
+  LOOM_CAST(sn, i32, GET, LOOM_SET_INT, (int)v)                                   \
+  LOOM_CAST(sn, i64, GET, LOOM_SET_INT, (long)v)                                  \
+  LOOM_CAST(sn, u8, GET, LOOM_SET_INT, (uchar)v)                                  \
+  LOOM_CAST(sn, i8, GET, LOOM_SET_INT, (char)v)                                   \
+  LOOM_CAST(sn, b8, GET, LOOM_SET_INT, (uchar)(v != 0))
+LOOM_CAST_FROM(f32, LOOM_GET_f32)
+LOOM_CAST_FROM(i32, LOOM_GET_INT)
+LOOM_CAST_FROM(i64, LOOM_GET_INT)
+LOOM_CAST_FROM(u8, LOOM_GET_INT)
+LOOM_CAST_FROM(i8, LOOM_GET_INT)
+LOOM_CAST_FROM(b8, LOOM_GET_INT)
 #undef LOOM_CAST_FROM
 #undef LOOM_CAST
 
 // Comparisons of float operands with broadcasting; bool (uchar) results.
 #define LOOM_COMPARE(name, expr)                                                              \
-  __kernel void compare_##name(__global const float* a, int ao, __global const float* b,      \
+  __kernel void compare_##name(__global const real_t* a, int ao, __global const real_t* b,    \
                                int bo, __global uchar* y, int yo, int n, int8 dims, int8 sa,  \
                                int8 sb) {                                                     \
     int i = get_global_id(0);                                                                 \
     if (i >= n) return;                                                                       \
-    float x0 = a[ao + strided_offset(i, dims, sa)];                                           \
-    float x1 = b[bo + strided_offset(i, dims, sb)];                                           \
+    float x0 = LOAD(a, ao + strided_offset(i, dims, sa));                                     \
+    float x1 = LOAD(b, bo + strided_offset(i, dims, sb));                                     \
     y[yo + i] = (expr) ? 1 : 0;                                                               \
   }
 LOOM_COMPARE(equal, x0 == x1)

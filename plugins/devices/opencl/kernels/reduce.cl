@@ -4,7 +4,7 @@
 // with an odometer over the reduced dims.
 
 #define LOOM_REDUCE(name, init, accumulate, finish)                                          \
-  __kernel void reduce_##name(__global const float* x, int xo, __global float* y, int yo,    \
+  __kernel void reduce_##name(__global const real_t* x, int xo, __global real_t* y, int yo,    \
                               int n, int8 kdims, int8 kstrides, int8 rdims, int8 rstrides,   \
                               int count) {                                                   \
     int i = get_global_id(0);                                                                \
@@ -17,7 +17,7 @@
     int off = 0;                                                                             \
     float acc = init;                                                                        \
     for (int j = 0; j < count; ++j) {                                                        \
-      float v = x[base + off];                                                               \
+      float v = LOAD(x, base + off);                                                               \
       accumulate;                                                                            \
       for (int d = 7; d >= 0; --d) { /* odometer step */                                     \
         off += rs[d];                                                                        \
@@ -26,7 +26,7 @@
         c[d] = 0;                                                                            \
       }                                                                                      \
     }                                                                                        \
-    y[yo + i] = finish;                                                                      \
+    STORE(y, yo + i, finish);                                                                      \
   }
 
 LOOM_REDUCE(sum, 0.0f, acc += v, acc)
@@ -41,15 +41,15 @@ LOOM_REDUCE(log_sum, 0.0f, acc += v, log(acc))
 #undef LOOM_REDUCE
 
 // ReduceLogSumExp needs the maximum first for stability: two walks.
-__kernel void reduce_log_sum_exp(__global const float* x, int xo, __global float* y, int yo,
+__kernel void reduce_log_sum_exp(__global const real_t* x, int xo, __global real_t* y, int yo,
                                  int n, int8 kdims, int8 kstrides, int8 rdims, int8 rstrides,
                                  int count) {
   int i = get_global_id(0);
   if (i >= n) return;
   int base = xo + strided_offset(i, kdims, kstrides);
   float m = -INFINITY;
-  for (int j = 0; j < count; ++j) m = fmax(m, x[base + strided_offset(j, rdims, rstrides)]);
+  for (int j = 0; j < count; ++j) m = fmax(m, LOAD(x, base + strided_offset(j, rdims, rstrides)));
   float s = 0.0f;
-  for (int j = 0; j < count; ++j) s += exp(x[base + strided_offset(j, rdims, rstrides)] - m);
-  y[yo + i] = count ? (isinf(m) ? m : m + log(s)) : -INFINITY;
+  for (int j = 0; j < count; ++j) s += exp(LOAD(x, base + strided_offset(j, rdims, rstrides)) - m);
+  STORE(y, yo + i, count ? (isinf(m) ? m : m + log(s)) : -INFINITY);
 }

@@ -25,18 +25,19 @@ inline int resize_nearest_index(int mode, float x, int len) {
   return clamp((int)r, 0, len - 1);
 }
 
-__kernel void resize2d(__global const float* x, int xo, __global float* y, int yo, int n, int H,
+__kernel void resize2d(__global const real_t* x, int xo, __global real_t* y, int yo, int n, int H,
                        int W, int OH, int OW, float scale_h, float scale_w, int ctm, int linear,
                        int nearest_mode) {
   int i = get_global_id(0);
   if (i >= n) return;
   int ow = i % OW, oh = (i / OW) % OH, plane = i / (OW * OH);
-  __global const float* xp = x + xo + plane * H * W;
+  __global const real_t* xp = x + xo + plane * H * W;
   float sy = resize_source(ctm, oh, scale_h, OH, H);
   float sx = resize_source(ctm, ow, scale_w, OW, W);
   if (!linear) {
-    y[yo + i] = xp[resize_nearest_index(nearest_mode, sy, H) * W +
-                   resize_nearest_index(nearest_mode, sx, W)];
+    STORE(y, yo + i,
+          LOAD(xp, resize_nearest_index(nearest_mode, sy, H) * W +
+                       resize_nearest_index(nearest_mode, sx, W)));
     return;
   }
   // Edge-clamped neighbours: outside coordinates take the border values.
@@ -44,7 +45,7 @@ __kernel void resize2d(__global const float* x, int xo, __global float* y, int y
   float ry = sy - fy, rx = sx - fx;
   int y0 = clamp((int)fy, 0, H - 1), y1 = clamp((int)fy + 1, 0, H - 1);
   int x0 = clamp((int)fx, 0, W - 1), x1 = clamp((int)fx + 1, 0, W - 1);
-  float top = xp[y0 * W + x0] * (1.0f - rx) + xp[y0 * W + x1] * rx;
-  float bottom = xp[y1 * W + x0] * (1.0f - rx) + xp[y1 * W + x1] * rx;
-  y[yo + i] = top * (1.0f - ry) + bottom * ry;
+  float top = LOAD(xp, y0 * W + x0) * (1.0f - rx) + LOAD(xp, y0 * W + x1) * rx;
+  float bottom = LOAD(xp, y1 * W + x0) * (1.0f - rx) + LOAD(xp, y1 * W + x1) * rx;
+  STORE(y, yo + i, top * (1.0f - ry) + bottom * ry);
 }

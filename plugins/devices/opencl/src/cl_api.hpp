@@ -50,6 +50,7 @@ using QueueHandle = ClHandle<cl_command_queue, clReleaseCommandQueue>;
 using ProgramHandle = ClHandle<cl_program, clReleaseProgram>;
 using KernelHandle = ClHandle<cl_kernel, clReleaseKernel>;
 using MemHandle = ClHandle<cl_mem, clReleaseMemObject>;
+using EventHandle = ClHandle<cl_event, clReleaseEvent>;
 
 // Info queries; strings lose their trailing NULs.
 std::string platform_string(cl_platform_id platform, cl_platform_info what);

@@ -12,34 +12,32 @@ std::string_view kernel_source();  // generated from kernels/*.cl (embed_kernels
 
 DeviceOptions parse_device_options(const char* options) {
   DeviceOptions result;
-  std::string text = options ? options : "";
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(';', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string item = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (item.empty()) continue;
-    size_t eq = item.find('=');
-    std::string key = item.substr(0, eq);
-    std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+  for (const sdk::DeviceOption& option : sdk::device_options(options, "opencl")) {
+    const std::string& key = option.key;
+    const std::string& value = option.value;
     if (key == "precision") {
-      if (value == "f32")
-        result.want_fp16 = false;
-      else if (value == "f16")
-        result.want_fp16 = true;
-      else
+      if (value != "f32" && value != "f16" && value != "bf16")
         sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
-                  "opencl device: precision='" + value + "' is not supported (use f32 or f16)");
+                  "opencl device: option precision='" + value + "' is not f32, f16 or bf16");
+      result.f16_storage = value == "f16";
+      result.bf16_requested = value == "bf16";
     } else if (key == "gemm") {
       if (value != "auto" && value != "tiled" && value != "blocked")
         sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
                   "opencl device: gemm='" + value + "' is not one of auto, tiled, blocked");
       result.gemm = value;
+    } else if (key == "f16_convert") {
+      if (value != "auto" && value != "builtin" && value != "bits")
+        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
+                  "opencl device: f16_convert='" + value + "' is not one of auto, builtin, bits");
+      result.f16_convert = value;
+    } else if (key == "threads") {
+      // The core passes the user's thread count to every device; the driver schedules its own.
     } else {
-      sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "opencl device: unknown option '" + key +
-                                                 "' (known: precision=f32|f16, "
-                                                 "gemm=auto|tiled|blocked)");
+      sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
+                sdk::unknown_option_message("opencl", key,
+                                            "precision=f32|f16|bf16, gemm=auto|tiled|blocked, "
+                                            "f16_convert=auto|builtin|bits"));
     }
   }
   return result;
@@ -71,6 +69,8 @@ std::shared_ptr<SharedContext> shared_context(const DeviceEntry& entry) {
   check_cl(err, "clCreateContext on " + entry.name);
   shared->queue = QueueHandle(clCreateCommandQueue(shared->context.get(), id, 0, &err));
   check_cl(err, "clCreateCommandQueue on " + entry.name);
+  shared->transfer_queue = QueueHandle(clCreateCommandQueue(shared->context.get(), id, 0, &err));
+  check_cl(err, "clCreateCommandQueue (transfers) on " + entry.name);
   slot = shared;
   return shared;
 }
@@ -85,34 +85,43 @@ void release_shared_contexts() {
 Device::Device(DeviceEntry entry, std::string name, const DeviceOptions& options)
     : entry_(std::move(entry)), name_(std::move(name)), options_(options) {
   shared_ = shared_context(entry_);
-  if (options_.want_fp16)
+  if (options_.bf16_requested)
     sdk::log(LOOM_LOG_WARNING, "opencl",
-             name_ + ": precision=f16 was asked for, but " +
-                 (entry_.fp16 ? std::string("the fp16 kernels are not implemented yet")
-                              : entry_.name + " lacks cl_khr_fp16") +
-                 "; computing in f32");
+             name_ +
+                 ": precision=bf16 was asked for, but the opencl device has no bf16 "
+                 "kernels; computing in f32");
 }
 
 std::string Device::description() const {
-  return entry_.describe();
+  std::string text = entry_.describe();
+  // fp16 arithmetic (cl_khr_fp16) is not used even where the device has it: the kernels that
+  // could take it are memory-bound, and they are only compiled where tests can run them.
+  if (options_.f16_storage) text += ", precision=f16: fp16 storage, f32 arithmetic";
+  return text;
 }
 
 cl_program Device::program() {
   std::lock_guard<std::mutex> lock(shared_->program_mutex);
-  if (!shared_->program) {
+  const bool half_bits = options_.f16_storage && converts_half_bits();
+  ProgramHandle& program = shared_->programs[options_.f16_storage ? (half_bits ? 2 : 1) : 0];
+  if (!program) {
     // -cl-std=CL1.2 keeps the kernels within what every driver accepts; no fast-math flags:
-    // results must match the cpu reference device closely.
-    ProgramBuild build = build_program(context(), entry_, kernel_source(), "-cl-std=CL1.2");
+    // results must match the cpu reference device closely. The storage variant is a define,
+    // so it is part of the program cache key (the build options are).
+    std::string options = "-cl-std=CL1.2";
+    if (options_.f16_storage) options += " -DLOOM_F16_STORAGE";
+    if (half_bits) options += " -DLOOM_HALF_BITS";
+    ProgramBuild build = build_program(context(), entry_, kernel_source(), options);
     char ms[32];
     std::snprintf(ms, sizeof ms, "%.0f ms", build.milliseconds);
     sdk::log(LOOM_LOG_INFO, "opencl",
-             name_ + ": kernels " +
+             name_ + ": kernels" + (options_.f16_storage ? " (f16 storage)" : "") + " " +
                  (build.from_cache ? "loaded from the cache " + build.cache_file.string()
                                    : "compiled from source") +
                  " in " + ms);
-    shared_->program = std::move(build.program);
+    program = std::move(build.program);
   }
-  return shared_->program.get();
+  return program.get();
 }
 
 KernelHandle Device::create_kernel(const char* name) {

@@ -1,12 +1,15 @@
-// The OpenCL device instance behind loom_device_t: one context and one in-order queue on one
-// cl_device_id, and the kernel program, built (or loaded from the disk cache) on first use.
+// The OpenCL device instance behind loom_device_t: one context on one cl_device_id with two
+// in-order queues (kernels; uploads from the host), and the kernel program in the variant of
+// the storage precision, built (or loaded from the disk cache) on first use.
 #pragma once
 
 #include <loom/plugin.h>
 
+#include <array>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "cl_api.hpp"
 #include "discovery.hpp"
@@ -15,23 +18,38 @@ namespace loom::opencl {
 
 class Executable;
 
-// Options from "key=value;..." (infer-run --precision f16 passes precision=f16).
+// Options from "key=value;..." in the shared convention of sdk::device_options (common keys
+// and opencl.KEY; infer-run --precision f16 passes precision=f16).
 struct DeviceOptions {
-  bool want_fp16 = false;
+  // precision=f16: float32 tensors are stored as fp16 in device buffers (vload_half /
+  // vstore_half_rte, OpenCL 1.2 core, so every device can), arithmetic stays f32.
+  bool f16_storage = false;
+  bool bf16_requested = false;  // no bf16 kernels: warned, computed in f32
   // GEMM kernel family: "auto" (tiled on GPUs, blocked on CPU drivers), "tiled", "blocked".
   std::string gemm = "auto";
+  // How fp16 storage converts: "auto" (integer arithmetic on CPU drivers, the built-in
+  // vload_half/vstore_half_rte elsewhere), "builtin", "bits". Same results either way.
+  std::string f16_convert = "auto";
 };
 DeviceOptions parse_device_options(const char* options);
 
-// Per OpenCL device and process: the context, the in-order queue and the program. Sessions
-// come and go (a test creates hundreds); the program is built or loaded once per process.
+// Per OpenCL device and process: the context, the queues and the program (one per storage
+// precision). Sessions come and go (a test creates hundreds); each program variant is built or
+// loaded once per process.
 struct SharedContext {
   ContextHandle context;
-  QueueHandle queue;
+  QueueHandle queue;  // kernels, in order
+  // Host-to-device uploads (copy_from_host), so they proceed while kernels already queued run;
+  // the kernels that read an uploaded buffer wait for its write event. Device-to-host reads go
+  // here too: after the writes to the same buffer, and a run's outputs are complete when it
+  // returns. In-order, used without a lock (OpenCL queues are thread-safe).
+  QueueHandle transfer_queue;
   std::mutex program_mutex;
-  ProgramHandle program;
-  // Serializes runs and copies on the shared queue (a run waits for its own work with
-  // clFinish, which would otherwise also wait for another thread's work).
+  // [0]: f32 storage, [1]: f16 storage with the built-in conversions, [2]: f16 storage with
+  // integer conversions (see Device::converts_half_bits).
+  std::array<ProgramHandle, 3> programs;
+  // Serializes enqueueing a run's kernels (they set arguments on shared kernel objects); the
+  // run then waits for its own marker event outside the lock.
   std::mutex queue_mutex;
 };
 
@@ -47,6 +65,9 @@ class Device {
   std::string description() const;
   cl_context context() const { return shared_->context.get(); }
   cl_command_queue queue() const { return shared_->queue.get(); }
+  cl_command_queue transfer_queue() const { return shared_->transfer_queue.get(); }
+  // Float32 tensors live in device buffers as fp16 (precision=f16).
+  bool f16_storage() const { return options_.f16_storage; }
   // The work-group size of the 1-D kernels.
   size_t lanes() const { return 64; }
   // GEMMs staged through local memory (gemm_tiled: 16x16 work-groups, 8.5 KiB) suit GPUs;
@@ -56,6 +77,13 @@ class Device {
     return (entry_.type & CL_DEVICE_TYPE_CPU) == 0 && tiles_fit();
   }
   bool tiles_fit() const { return entry_.max_work_group >= 256 && entry_.local_memory >= 16384; }
+  // fp16 storage converts with integer arithmetic (LOOM_HALF_BITS) rather than the driver's
+  // vload_half/vstore_half_rte: CPU drivers implement those as per-element library calls that
+  // keep the kernels' loops scalar (ResNet-50 on PoCL ran 3.5x slower than f32 with them).
+  bool converts_half_bits() const {
+    if (options_.f16_convert != "auto") return options_.f16_convert == "bits";
+    return (entry_.type & CL_DEVICE_TYPE_CPU) != 0;
+  }
 
   // A new kernel object of the program (one per step: kernel arguments are per object).
   KernelHandle create_kernel(const char* name);
@@ -80,9 +108,19 @@ struct loom_device_t {
   std::unique_ptr<loom::opencl::Device> impl;
 };
 
+// A device buffer, with the uploads still in flight into it: each non-blocking write on the
+// transfer queue reads a host copy of the caller's data that lives here until it completes.
 struct loom_buffer_t {
+  struct PendingWrite {
+    loom::opencl::EventHandle done;
+    std::vector<uint8_t> staging;
+  };
   loom::opencl::MemHandle mem;
   size_t size = 0;
+  std::mutex pending_mutex;
+  std::vector<PendingWrite> pending;
+  // Waits for the uploads in flight, so the staging copies they read outlive them.
+  ~loom_buffer_t();
 };
 
 struct loom_executable_t {

@@ -9,7 +9,9 @@
 #include <loom/plugin.hpp>
 #include <map>
 
+#include "half.hpp"
 #include "ops.hpp"
+#include "transfers.hpp"
 
 namespace loom::opencl {
 namespace {
@@ -24,6 +26,11 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
   return s + "]";
+}
+
+// The bytes of a value as the host sees it (float32 stays 4 bytes under fp16 storage).
+size_t host_bytes(const Value& v) {
+  return static_cast<size_t>(v.elements) * sdk::dtype_size(v.dtype);
 }
 
 bool dynamic_storage(Storage s) {
@@ -118,7 +125,7 @@ Executable::Executable(Device& device, const loom_graph_t& graph, size_t arena_s
     Value& v = values_[id];
     v.name = info->name ? info->name : "";
     v.dtype = info->dtype;
-    v.elem_size = sdk::dtype_size(info->dtype);
+    v.elem_size = storage_size(info->dtype);
     v.shape_known = shape_known(info);
     v.shape = shape_of(info);
     v.elements = v.shape_known ? elements_of(v.shape) : 0;
@@ -140,6 +147,11 @@ Executable::Executable(Device& device, const loom_graph_t& graph, size_t arena_s
   }
   for (size_t i = 0; i < graph.num_outputs; ++i) {
     Value& v = values_[graph.outputs[i]];
+    // Stored as fp16, a float output is made in the arena and converted into its f32 buffer.
+    if (stored_as_f16(v)) {
+      outputs_.push_back(graph.outputs[i]);
+      continue;
+    }
     if (v.storage != Storage::Input && v.storage != Storage::Constant) {
       v.storage = Storage::Output;
       v.index = i;
@@ -156,10 +168,77 @@ Executable::Executable(Device& device, const loom_graph_t& graph, size_t arena_s
     }
   }
   arena_size_ = 0;
+  std::map<int, int> input_boundaries = convert_inputs_to_storage();
   lower_nodes();
+  convert_outputs_to_f32(input_boundaries);
   plan_arena();
   finalize();
   graph_ = nullptr;
+}
+
+size_t Executable::storage_size(loom_dtype_t dtype) const {
+  if (dtype == LOOM_DTYPE_FLOAT32 && device_.f16_storage()) return 2;
+  return sdk::dtype_size(dtype);
+}
+
+bool Executable::stored_as_f16(const Value& v) const {
+  return v.dtype == LOOM_DTYPE_FLOAT32 && v.elem_size == 2;
+}
+
+// The host hands float inputs over as f32: under fp16 storage each such input gets an f32
+// boundary value (the run's input buffer) and a first kernel that rounds it into the graph's
+// value, which then lives in the arena like any intermediate.
+std::map<int, int> Executable::convert_inputs_to_storage() {
+  std::map<int, int> boundaries;  // graph value -> its f32 boundary value
+  for (int& id : inputs_) {
+    if (!stored_as_f16(values_[id]) || !values_[id].shape_known) continue;
+    Value boundary = values_[id];
+    boundary.elem_size = sizeof(float);
+    values_.push_back(std::move(boundary));
+    int b = static_cast<int>(values_.size() - 1);
+    Value& v = values_[id];
+    v.storage = v.bytes() ? Storage::Arena : Storage::None;
+    v.index = 0;
+    KernelCall(*this, "storage_from_f32", "fp16 storage of input '" + v.name + "'")
+        .buffer(b)
+        .buffer(id)
+        .i32(v.elements)
+        .launch_1d(v.elements);
+    boundaries[id] = b;
+    id = b;
+  }
+  ++current_op_;
+  return boundaries;
+}
+
+// The mirror image: float outputs kept as fp16 get an f32 boundary value (the run's output
+// buffer) and a last kernel each that widens them. A graph input handed straight through is
+// returned from its f32 boundary; a constant output is written from its host data by run().
+void Executable::convert_outputs_to_f32(const std::map<int, int>& input_boundaries) {
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    int id = outputs_[i];
+    if (auto it = input_boundaries.find(id); it != input_boundaries.end()) {
+      outputs_[i] = it->second;
+      continue;
+    }
+    Value& v = values_[id];
+    if (!stored_as_f16(v) || !v.shape_known || v.storage == Storage::Constant) continue;
+    if (v.storage == Storage::None && v.bytes() > 0) v.storage = Storage::Arena;
+    Value boundary = v;
+    boundary.elem_size = sizeof(float);
+    boundary.storage = Storage::Output;
+    boundary.index = i;
+    boundary.first_use = boundary.last_use = -1;
+    values_.push_back(std::move(boundary));
+    int b = static_cast<int>(values_.size() - 1);
+    KernelCall(*this, "storage_to_f32", "f32 output '" + values_[id].name + "'")
+        .buffer(id)
+        .buffer(b)
+        .i32(values_[id].elements)
+        .launch_1d(values_[id].elements);
+    outputs_[i] = b;
+  }
+  ++current_op_;
 }
 
 Value& Executable::value(int id) {
@@ -173,11 +252,12 @@ int Executable::add_constant(loom_dtype_t dtype, std::vector<int64_t> shape,
   Value v;
   v.name = "(folded constant)";
   v.dtype = dtype;
-  v.elem_size = sdk::dtype_size(dtype);
+  v.elem_size = storage_size(dtype);
   v.shape = std::move(shape);
   v.shape_known = true;
   v.elements = elements_of(v.shape);
-  if (bytes.size() != v.bytes())
+  // Host data is in the graph's types (f32 for floats); fp16 storage converts it on upload.
+  if (bytes.size() != static_cast<size_t>(v.elements) * sdk::dtype_size(dtype))
     sdk::fail(LOOM_ERROR_INTERNAL, "opencl: a folded constant has the wrong byte count");
   v.storage = Storage::Constant;
   owned_constants_.push_back(std::move(bytes));
@@ -197,7 +277,7 @@ int Executable::add_scratch(loom_dtype_t dtype, std::vector<int64_t> shape) {
   Value v;
   v.name = "(scratch)";
   v.dtype = dtype;
-  v.elem_size = sdk::dtype_size(dtype);
+  v.elem_size = storage_size(dtype);
   v.shape = std::move(shape);
   v.shape_known = true;
   v.elements = elements_of(v.shape);
@@ -329,24 +409,39 @@ void Executable::finalize() {
     for (const BufferArg& a : s.buffers) {
       Value& v = values_[a.value];
       if (v.storage == Storage::Constant && !v.needed_on_device && v.bytes() > 0) {
-        if (v.host_size < v.bytes() || !v.host_data)
+        if (v.host_size < host_bytes(v) || !v.host_data)
           sdk::fail(LOOM_ERROR_INVALID_MODEL,
                     "opencl: constant '" + v.name + "' has " + std::to_string(v.host_size) +
-                        " bytes of data, its shape needs " + std::to_string(v.bytes()));
+                        " bytes of data, its shape needs " + std::to_string(host_bytes(v)));
         v.needed_on_device = true;
         v.byte_offset = constants_size;
         constants_size = align_up(constants_size + v.bytes());
       }
     }
+  // Float constants stored as fp16 are rounded here, once; the halves stay alive until the
+  // clFinish below, since the writes do not block.
+  std::vector<std::vector<uint16_t>> halves;
   std::lock_guard<std::mutex> lock(device_.mutex());
   cl_command_queue queue = device_.queue();
   if (constants_size) {
     constants_ = device_.allocate(constants_size, "the constants");
-    for (const Value& v : values_)
-      if (v.needed_on_device)
-        check_cl(clEnqueueWriteBuffer(queue, constants_.get(), CL_FALSE, v.byte_offset, v.bytes(),
-                                      v.host_data, 0, nullptr, nullptr),
-                 "uploading constant '" + v.name + "'");
+    for (const Value& v : values_) {
+      if (!v.needed_on_device) continue;
+      const void* data = v.host_data;
+      if (stored_as_f16(v)) {
+        const auto* floats = static_cast<const float*>(v.host_data);
+        std::vector<uint16_t>& h = halves.emplace_back(static_cast<size_t>(v.elements));
+        for (size_t i = 0; i < h.size(); ++i) {
+          float f;
+          std::memcpy(&f, floats + i, sizeof f);  // graph data need not be 4-byte aligned
+          h[i] = float_to_half(f);
+        }
+        data = h.data();
+      }
+      check_cl(clEnqueueWriteBuffer(queue, constants_.get(), CL_FALSE, v.byte_offset, v.bytes(),
+                                    data, 0, nullptr, nullptr),
+               "uploading constant '" + v.name + "'");
+    }
   }
   if (arena_size_) arena_ = device_.allocate(arena_size_, "the arena");
   if (scratch_size_) scratch_ = device_.allocate(scratch_size_, "scratch space");
@@ -459,6 +554,15 @@ void Executable::run(const loom_run_args_t& args) {
                 "opencl run: input '" + v.name + "' extends past the end of its buffer");
     inputs[i] = {t.buffer->mem.get(), t.offset};
   }
+  // Uploads into the inputs may still be running on the transfer queue: the kernels wait for
+  // them (a barrier on the events), the host does not.
+  struct Events {
+    std::vector<cl_event> list;
+    ~Events() { release_events(list); }
+  } uploads;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (args.inputs[i].buffer && values_[inputs_[i]].bytes() > 0)
+      for (cl_event e : pending_writes(*args.inputs[i].buffer)) uploads.list.push_back(e);
   std::vector<std::unique_ptr<loom_buffer_t>> owned(outputs_.size());
   std::vector<loom_buffer_t*> outputs(outputs_.size());
   for (size_t i = 0; i < outputs_.size(); ++i) {
@@ -466,13 +570,17 @@ void Executable::run(const loom_run_args_t& args) {
     if (!v.shape_known)
       sdk::fail(LOOM_ERROR_INTERNAL, "opencl run: output '" + v.name + "' has no static shape");
     owned[i] = std::make_unique<loom_buffer_t>();
-    owned[i]->mem = device_.allocate(v.bytes(), "an output");
-    owned[i]->size = v.bytes();
+    owned[i]->mem = device_.allocate(host_bytes(v), "an output");
+    owned[i]->size = host_bytes(v);
     outputs[i] = owned[i].get();
   }
 
-  std::lock_guard<std::mutex> lock(device_.mutex());
+  std::unique_lock<std::mutex> lock(device_.mutex());
   cl_command_queue queue = device_.queue();
+  if (!uploads.list.empty())
+    check_cl(clEnqueueBarrierWithWaitList(queue, static_cast<cl_uint>(uploads.list.size()),
+                                          uploads.list.data(), nullptr),
+             "waiting for the uploads of the inputs");
   std::vector<double> step_ms;
   for (Step& s : steps_) {
     auto start = std::chrono::steady_clock::now();
@@ -499,8 +607,12 @@ void Executable::run(const loom_run_args_t& args) {
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const Value& v = values_[outputs_[i]];
     if (v.storage == Storage::Output || v.bytes() == 0) continue;
-    if (v.storage == Storage::Constant && !v.needed_on_device) {
-      check_cl(clEnqueueWriteBuffer(queue, outputs[i]->mem.get(), CL_FALSE, 0, v.bytes(),
+    if (v.storage == Storage::Constant) {
+      // From the host data (f32), not the constants buffer, which may hold fp16 halves.
+      if (!v.host_data || v.host_size < host_bytes(v))
+        sdk::fail(LOOM_ERROR_INVALID_MODEL, "opencl run: constant output '" + v.name +
+                                                "' has fewer bytes than its shape needs");
+      check_cl(clEnqueueWriteBuffer(queue, outputs[i]->mem.get(), CL_FALSE, 0, host_bytes(v),
                                     v.host_data, 0, nullptr, nullptr),
                "writing output '" + v.name + "'");
       continue;
@@ -511,7 +623,14 @@ void Executable::run(const loom_run_args_t& args) {
                                  nullptr, nullptr),
              "copying output '" + v.name + "'");
   }
-  check_cl(clFinish(queue), "running the subgraph");
+  // Wait for this run's work only: later runs may queue theirs meanwhile (in order, so they
+  // never overlap this run's use of the arena).
+  cl_event marker = nullptr;
+  check_cl(clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker), "marking the end of a run");
+  EventHandle done(marker);
+  check_cl(clFlush(queue), "submitting the subgraph");
+  lock.unlock();
+  check_cl(clWaitForEvents(1, &marker), "running the subgraph");
 
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const Value& v = values_[outputs_[i]];
@@ -520,7 +639,7 @@ void Executable::run(const loom_run_args_t& args) {
     out.dtype = v.dtype;
     out.rank = static_cast<int32_t>(v.shape.size());
     for (size_t d = 0; d < v.shape.size(); ++d) out.dims[d] = v.shape[d];
-    out.byte_size = v.bytes();
+    out.byte_size = host_bytes(v);
     out.buffer = owned[i].release();
   }
 }

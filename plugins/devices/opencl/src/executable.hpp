@@ -7,6 +7,7 @@
 #include <array>
 #include <deque>
 #include <limits>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -33,7 +34,7 @@ struct Value {
   std::vector<int64_t> shape;
   bool shape_known = false;
   int64_t elements = 0;
-  size_t elem_size = 0;
+  size_t elem_size = 0;  // in device buffers: 2 for float32 under fp16 storage (precision=f16)
   Storage storage = Storage::None;
   size_t index = 0;                 // Input / Output position
   size_t byte_offset = 0;           // Constant / Arena / Scratch
@@ -109,6 +110,11 @@ class Executable {
   void note_use(int value);  // a kernel of the current op references `value`
 
  private:
+  // Bytes per element in device buffers: 2 for float32 under fp16 storage.
+  size_t storage_size(loom_dtype_t dtype) const;
+  bool stored_as_f16(const Value& v) const;
+  std::map<int, int> convert_inputs_to_storage();
+  void convert_outputs_to_f32(const std::map<int, int>& input_boundaries);
   void lower_nodes();
   void plan_fusions(std::vector<Fusion>& fusions, std::vector<bool>& skipped);
   void plan_arena();

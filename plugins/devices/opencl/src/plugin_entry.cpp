@@ -10,6 +10,7 @@
 #include "discovery.hpp"
 #include "executable.hpp"
 #include "ops.hpp"
+#include "transfers.hpp"
 
 namespace loom::opencl {
 namespace {
@@ -145,10 +146,8 @@ loom_status_t* copy_to_host(loom_device_t* device, loom_buffer_t* src, size_t of
     check_range(src, offset, size, "opencl copy_to_host");
     if (!size) return;
     if (!dst) sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "opencl copy_to_host: dst is NULL");
-    std::lock_guard<std::mutex> lock(device->impl->mutex());
-    check_cl(clEnqueueReadBuffer(device->impl->queue(), src->mem.get(), CL_TRUE, offset, size, dst,
-                                 0, nullptr, nullptr),
-             "reading " + std::to_string(size) + " bytes from the device");
+    if (!device) sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "opencl copy_to_host: device is NULL");
+    download(*device->impl, *src, offset, dst, size);
   });
 }
 
@@ -158,10 +157,8 @@ loom_status_t* copy_from_host(loom_device_t* device, const void* src, loom_buffe
     check_range(dst, offset, size, "opencl copy_from_host");
     if (!size) return;
     if (!src) sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "opencl copy_from_host: src is NULL");
-    std::lock_guard<std::mutex> lock(device->impl->mutex());
-    check_cl(clEnqueueWriteBuffer(device->impl->queue(), dst->mem.get(), CL_TRUE, offset, size, src,
-                                  0, nullptr, nullptr),
-             "writing " + std::to_string(size) + " bytes to the device");
+    if (!device) sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "opencl copy_from_host: device is NULL");
+    upload(*device->impl, *dst, offset, src, size);
   });
 }
 
