@@ -2,6 +2,8 @@
 
 #include <loom/plugin.hpp>
 
+#include "ops/layout.hpp"
+
 namespace loom::neon {
 namespace {
 
@@ -62,7 +64,7 @@ Executable::Executable(const loom_graph_t& graph, cpu::ThreadPool& pool,
     output_names_.push_back(graph.values[graph.outputs[i]]->name);
   }
 
-  std::vector<int64_t> last_use(num_values_, -1);
+  std::vector<Step> node_steps;
   for (size_t n = 0; n < graph.num_nodes; ++n) {
     const loom_node_t& node = *graph.nodes[n];
     Step step;
@@ -72,32 +74,135 @@ Executable::Executable(const loom_graph_t& graph, cpu::ThreadPool& pool,
     for (size_t i = 0; i < node.num_inputs; ++i) {
       check_index(node.inputs[i], step.label + ": input " + std::to_string(i));
       step.inputs.push_back(node.inputs[i]);
-      if (node.inputs[i] >= 0) last_use[static_cast<size_t>(node.inputs[i])] = int64_t(n);
     }
     for (size_t i = 0; i < node.num_outputs; ++i) {
       check_index(node.outputs[i], step.label + ": output " + std::to_string(i));
       step.outputs.push_back(node.outputs[i]);
-      if (node.outputs[i] >= 0) last_use[static_cast<size_t>(node.outputs[i])] = int64_t(n);
     }
     try {
       step.op = find_op(node)->create(graph, node, options);
     } catch (const sdk::Error& e) {
       throw sdk::Error(e.code(), step.label + ": " + e.what());
     }
-    steps_.push_back(std::move(step));
+    node_steps.push_back(std::move(step));
+  }
+  plan_layouts(graph, std::move(node_steps));
+
+  // Every slot is released after the last step that reads or writes it, outputs excepted.
+  const size_t slots = 2 * num_values_;
+  std::vector<int64_t> last_use(slots, -1);
+  for (size_t n = 0; n < steps_.size(); ++n) {
+    for (int32_t v : steps_[n].inputs)
+      if (v >= 0) last_use[static_cast<size_t>(v)] = int64_t(n);
+    for (int32_t v : steps_[n].outputs)
+      if (v >= 0) last_use[static_cast<size_t>(v)] = int64_t(n);
   }
   for (int32_t v : outputs_) last_use[static_cast<size_t>(v)] = -1;
-  for (size_t v = 0; v < num_values_; ++v)
+  for (size_t v = 0; v < slots; ++v)
     if (last_use[v] >= 0)
       steps_[static_cast<size_t>(last_use[v])].release_after.push_back(static_cast<int32_t>(v));
+  sdk::log(LOOM_LOG_DEBUG, "neon",
+           "layout plan: " + std::to_string(layout_stats_.nodes) + " nodes, " +
+               std::to_string(layout_stats_.packed_nodes) + " in NC4HW4, " +
+               std::to_string(layout_stats_.packs) + " pack and " +
+               std::to_string(layout_stats_.unpacks) + " unpack conversions");
+}
+
+void Executable::plan_layouts(const loom_graph_t& graph, std::vector<Step> node_steps) {
+  const size_t count = node_steps.size();
+  auto rank_of = [&](int32_t v) { return v >= 0 ? graph.values[v]->rank : -1; };
+  // Which step produces each value (-1: subgraph input or constant).
+  std::vector<int64_t> producer(num_values_, -1);
+  for (size_t n = 0; n < count; ++n)
+    for (int32_t v : node_steps[n].outputs)
+      if (v >= 0) producer[static_cast<size_t>(v)] = int64_t(n);
+
+  // A node can run packed if its op has a pack4 variant for it, the inputs it reads packed are
+  // 4-D and so is every output.
+  std::vector<bool> packed(count, false);
+  for (size_t n = 0; n < count; ++n) {
+    const Step& step = node_steps[n];
+    bool any = false, fits = true;
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      if (!step.op->pack4_input(i)) continue;
+      any = true;
+      fits = fits && rank_of(step.inputs[i]) == 4;
+    }
+    for (int32_t v : step.outputs) fits = fits && (v < 0 || rank_of(v) == 4);
+    packed[n] = any && fits;
+  }
+  // A packed node pays for itself only when it shares a packed value with another packed node:
+  // the isolated ones (e.g. a lone Conv or Relu) stay NCHW and need no conversion at all.
+  // Dropping them all at once is exact: an isolated node has no packed neighbour whose links
+  // it could change.
+  std::vector<std::vector<std::pair<size_t, size_t>>> consumers(num_values_);  // (step, input)
+  for (size_t n = 0; n < count; ++n)
+    for (size_t i = 0; i < node_steps[n].inputs.size(); ++i)
+      if (node_steps[n].inputs[i] >= 0)
+        consumers[static_cast<size_t>(node_steps[n].inputs[i])].emplace_back(n, i);
+  auto has_packed_neighbour = [&](size_t n) {
+    const Step& step = node_steps[n];
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      const int32_t v = step.inputs[i];
+      if (v < 0 || !step.op->pack4_input(i)) continue;
+      const int64_t p = producer[static_cast<size_t>(v)];
+      if (p >= 0 && packed[static_cast<size_t>(p)]) return true;
+    }
+    for (int32_t v : step.outputs) {
+      if (v < 0) continue;
+      for (const auto& [m, i] : consumers[static_cast<size_t>(v)])
+        if (packed[m] && node_steps[m].op->pack4_input(i)) return true;
+    }
+    return false;
+  };
+  std::vector<size_t> isolated;
+  for (size_t n = 0; n < count; ++n)
+    if (packed[n] && !has_packed_neighbour(n)) isolated.push_back(n);
+  for (size_t n : isolated) packed[n] = false;
+
+  // The layout each value is produced in, and the steps with the conversions between them.
+  std::vector<bool> value_packed(num_values_, false);
+  std::vector<bool> converted(num_values_, false);
+  const auto nv = static_cast<int32_t>(num_values_);
+  auto convert = [&](int32_t v, bool to_pack4) {
+    if (!converted[static_cast<size_t>(v)]) {
+      Step step;
+      step.op = make_layout_conversion(to_pack4);
+      step.label = std::string(to_pack4 ? "NC4HW4 pack" : "NC4HW4 unpack") + " of value '" +
+                   graph.values[v]->name + "'";
+      step.inputs = {v};
+      step.outputs = {v + nv};
+      steps_.push_back(std::move(step));
+      converted[static_cast<size_t>(v)] = true;
+      ++(to_pack4 ? layout_stats_.packs : layout_stats_.unpacks);
+    }
+    return v + nv;
+  };
+  layout_stats_.nodes = count;
+  for (size_t n = 0; n < count; ++n) {
+    Step& step = node_steps[n];
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      const int32_t v = step.inputs[i];
+      if (v < 0) continue;
+      const bool wanted = packed[n] && step.op->pack4_input(i);
+      if (wanted != value_packed[static_cast<size_t>(v)]) step.inputs[i] = convert(v, wanted);
+    }
+    for (int32_t v : step.outputs)
+      if (v >= 0) value_packed[static_cast<size_t>(v)] = packed[n];
+    if (packed[n]) ++layout_stats_.packed_nodes;
+    steps_.push_back(std::move(step));
+  }
+  // The core receives NCHW.
+  for (int32_t& v : outputs_)
+    if (value_packed[static_cast<size_t>(v)]) v = convert(v, false);
 }
 
 std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs) const {
   if (inputs.size() != inputs_.size())
     fail(LOOM_ERROR_INVALID_ARGUMENT, "neon: the subgraph takes " + std::to_string(inputs_.size()) +
                                           " inputs, " + std::to_string(inputs.size()) + " given");
-  std::vector<Tensor> values(num_values_);
-  std::vector<bool> present(num_values_, false);
+  std::vector<Tensor> values(2 * num_values_);
+  std::vector<bool> present(2 * num_values_, false);
   for (size_t v = 0; v < num_values_; ++v)
     if (constants_[v].data || !constants_[v].dims.empty()) {
       values[v] = constants_[v];

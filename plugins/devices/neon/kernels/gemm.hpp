@@ -33,9 +33,19 @@ void pack_a(const float* a, size_t row_stride, size_t col_stride, size_t m, size
 void pack_b(const float* b, size_t row_stride, size_t col_stride, size_t k, size_t n, float* packed,
             size_t panel_begin, size_t panel_end);
 
+// B(k, j) = channel k, pixel j of one NC4HW4 image ([ceil(k/4)][plane][4]): the 1x1 conv
+// operand read from the packed layout (vld4q de-interleaves 4 pixels of a channel block).
+void pack_b_pack4(const float* b, size_t k, size_t plane, float* packed, size_t panel_begin,
+                  size_t panel_end);
+
 // Computes the C tile of row panel `mp` and column panel `np`: C = A * B (+ row_bias[i] when
 // row_bias is not null). ldc: row stride of C.
 void gemm_tile(size_t m, size_t n, size_t k, const float* packed_a, const float* packed_b,
                const float* row_bias, float* c, size_t ldc, size_t mp, size_t np);
+
+// gemm_tile writing C (M channels x N pixels) into one NC4HW4 image at c ([ceil(M/4)][N][4]),
+// the padding lanes of the last block included (zero).
+void gemm_tile_pack4(size_t m, size_t n, size_t k, const float* packed_a, const float* packed_b,
+                     const float* row_bias, float* c, size_t mp, size_t np);
 
 }  // namespace loom::neon

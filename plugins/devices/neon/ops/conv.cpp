@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "kernels/depthwise.hpp"
+#include "kernels/depthwise_pack4.hpp"
 #include "kernels/im2col.hpp"
+#include "kernels/pack4.hpp"
 #include "ops/conv_winograd.hpp"
 #include "ops/gemm_driver.hpp"
+#include "ops/layout.hpp"
 #include "ops/window_attrs.hpp"
 
 namespace loom::neon {
@@ -57,8 +60,21 @@ class ConvOp final : public Op {
     depthwise_ = cin_per_group_ == 1 && cout_per_group_ == 1;
     if (depthwise_) {
       weights_.assign(weights, weights + static_cast<size_t>(cout_) * taps);
+      // NC4HW4 filters: per block, per tap, the 4 channels' weights side by side (zero for
+      // padding channels), and the bias padded the same way.
+      const size_t blocks = channel_blocks(static_cast<size_t>(cout_));
+      weights4_.assign(blocks * taps * 4, 0.0f);
+      bias4_.assign(blocks * 4, 0.0f);
+      for (size_t ch = 0; ch < static_cast<size_t>(cout_); ++ch) {
+        for (size_t t = 0; t < taps; ++t)
+          weights4_[((ch / 4) * taps + t) * 4 + ch % 4] = weights[ch * taps + t];
+        if (!bias_.empty()) bias4_[ch] = bias_[ch];
+      }
       return;
     }
+    // The GEMM paths read NCHW: packed inputs are converted around them (see run_pack4).
+    to_nchw_ = make_layout_conversion(false);
+    to_pack4_ = make_layout_conversion(true);
     if (WinogradConv::applies(attrs_, cin_per_group_, cout_per_group_)) {
       winograd_ =
           std::make_unique<WinogradConv>(weights, cout_, cin_per_group_, group_, options.fp16);
@@ -96,6 +112,10 @@ class ConvOp final : public Op {
                                             " channels, the weights expect " +
                                             std::to_string(cin_per_group_ * group_));
     const Window2d g = make_window(attrs_, x.dims[2], x.dims[3]);
+    if (x.packed4) {
+      run_pack4(x, g, out[0], rt);
+      return;
+    }
     out[0] = make_tensor({n, cout_, g.oh, g.ow});
     const size_t in_plane = static_cast<size_t>(g.ih * g.iw);
     const size_t out_plane = static_cast<size_t>(g.oh * g.ow);
@@ -143,12 +163,57 @@ class ConvOp final : public Op {
     }
   }
 
+  bool pack4_input(size_t i) const override { return i == 0; }
+
  private:
+  void run_pack4(const Tensor& x, const Window2d& g, Tensor& y, const Runtime& rt) {
+    const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 &&
+                           g.pl == 0 && g.pb == 0 && g.pr == 0;
+    if (!depthwise_ && !winograd_ && pointwise && group_ == 1 && !packed_.half) {
+      // 1x1: the GEMM packs its B operand straight from the NC4HW4 input and its tiles store
+      // straight into the NC4HW4 output.
+      y = make_pack4_tensor({x.dims[0], cout_, g.oh, g.ow});
+      const size_t plane = x.plane();
+      for (int64_t img = 0; img < x.dims[0]; ++img)
+        gemm_with_packed_a_pack4_b(rt, static_cast<size_t>(cout_), plane, k_, packed_.f32.data(),
+                                   x.data + static_cast<size_t>(img) * x.blocks() * plane * 4,
+                                   bias_.empty() ? nullptr : bias_.data(),
+                                   y.data + static_cast<size_t>(img) * y.blocks() * plane * 4);
+      return;
+    }
+    if (!depthwise_) {
+      // The GEMM and Winograd kernels take NCHW planes: the image goes through an NCHW copy
+      // and the result is packed again, so the graph around the conv still stays NC4HW4.
+      std::vector<Tensor> nchw_in(1), nchw_out(1);
+      const Tensor* src[] = {&x};
+      to_nchw_->run(src, nchw_in, rt);
+      const Tensor* conv_in[] = {&nchw_in[0]};
+      run(conv_in, nchw_out, rt);
+      nchw_in[0] = Tensor{};
+      const Tensor* result[] = {&nchw_out[0]};
+      std::span<Tensor> dst(&y, 1);
+      to_pack4_->run(result, dst, rt);
+      return;
+    }
+    y = make_pack4_tensor({x.dims[0], cout_, g.oh, g.ow});
+    const size_t blocks = x.blocks(), taps = static_cast<size_t>(g.kh * g.kw);
+    const size_t in_block = x.plane() * 4, out_block = y.plane() * 4;
+    rt.parallel_for(static_cast<size_t>(x.dims[0]) * blocks, 1, [&](size_t begin, size_t end) {
+      for (size_t p = begin; p < end; ++p) {
+        const size_t b = p % blocks;
+        depthwise_pack4_block(x.data + p * in_block, weights4_.data() + b * taps * 4,
+                              bias4_.data() + b * 4, y.data + p * out_block, g);
+      }
+    });
+  }
+
   int64_t cout_ = 0, cin_per_group_ = 0, cout_per_group_ = 0, group_ = 1;
   WindowAttrs attrs_;
   bool depthwise_ = false;
   size_t k_ = 0, group_stride_ = 0;
   std::vector<float> weights_;              // depthwise: the filters
+  std::vector<float> weights4_, bias4_;     // depthwise, NC4HW4: interleaved by blocks of 4
+  std::unique_ptr<Op> to_nchw_, to_pack4_;  // GEMM paths: conversions around the NCHW kernels
   std::unique_ptr<WinogradConv> winograd_;  // 3x3 stride 1: transformed weights
   PackedWeights packed_;                    // otherwise: packed A per group
   std::vector<float> bias_;

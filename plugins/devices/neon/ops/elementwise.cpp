@@ -9,6 +9,8 @@
 
 #include "kernels/activation.hpp"
 #include "kernels/binary.hpp"
+#include "kernels/binary_pack4.hpp"
+#include "kernels/pack4.hpp"
 #include "ops/op.hpp"
 
 namespace loom::neon {
@@ -22,13 +24,60 @@ std::string binary_supports(const loom_graph_t& graph, const loom_node_t& node) 
   return require_float32(graph, node);
 }
 
+// The right-aligned rank-4 view of a shape ([C, 1, 1] -> [1, C, 1, 1]), or empty if its rank is
+// above 4.
+std::vector<int64_t> as_rank4(std::span<const int64_t> dims) {
+  if (dims.size() > 4) return {};
+  std::vector<int64_t> r(4 - dims.size(), 1);
+  r.insert(r.end(), dims.begin(), dims.end());
+  return r;
+}
+
+// True if `dims` broadcasts to `out` (rank 4) as one value per image and channel: [1|N, 1|C, 1, 1].
+bool per_channel(std::span<const int64_t> dims, std::span<const int64_t> out) {
+  const std::vector<int64_t> d = as_rank4(dims);
+  return !d.empty() && (d[0] == 1 || d[0] == out[0]) && (d[1] == 1 || d[1] == out[1]) &&
+         d[2] == 1 && d[3] == 1;
+}
+
 class BinaryOpImpl final : public Op {
  public:
-  explicit BinaryOpImpl(BinaryOp op) : op_(op) {}
+  BinaryOpImpl(const loom_graph_t& graph, const loom_node_t& node, BinaryOp op) : op_(op) {
+    // NC4HW4 variant: a static 4-D output with each operand either of the output's shape
+    // (read packed) or per-channel / scalar (a packed [N, C, 1, 1] activation, or any such
+    // operand read as NCHW and expanded to one vector per block).
+    const loom_value_info_t* y = node.num_outputs ? sdk::node_output(graph, node, 0) : nullptr;
+    if (!y || y->rank != 4 || node.num_inputs != 2) return;
+    const std::span<const int64_t> out(y->dims, 4);
+    for (int64_t d : out)
+      if (d < 0) return;
+    bool any_full = false;
+    bool slots[2] = {false, false};
+    for (size_t i = 0; i < 2; ++i) {
+      const loom_value_info_t* v = sdk::node_input(graph, node, i);
+      if (!v || v->rank < 0) return;
+      const std::span<const int64_t> dims(v->dims, static_cast<size_t>(v->rank));
+      if (v->rank == 4 && std::equal(dims.begin(), dims.end(), out.begin())) {
+        slots[i] = any_full = true;
+      } else if (per_channel(dims, out)) {
+        slots[i] = v->rank == 4 && dims[1] == out[1] && !(v->flags & LOOM_VALUE_CONSTANT);
+      } else {
+        return;
+      }
+    }
+    if (!any_full) return;
+    pack4_[0] = slots[0];
+    pack4_[1] = slots[1];
+  }
+
   void run(std::span<const Tensor* const> in, std::span<Tensor> out, const Runtime& rt) override {
     const Tensor& a = *in[0];
     const Tensor& b = *in[1];
     const BroadcastPlan plan = plan_broadcast(a.dims, b.dims);
+    if (a.packed4 || b.packed4) {
+      run_pack4(a, b, plan.out_dims, out[0], rt);
+      return;
+    }
     out[0] = make_tensor(plan.out_dims);
     const size_t rows = plan.outer();
     const size_t grain = std::max<size_t>(1, kElementGrain / std::max<size_t>(plan.inner(), 1));
@@ -37,28 +86,98 @@ class BinaryOpImpl final : public Op {
     });
   }
 
+  bool pack4_input(size_t i) const override { return i < 2 && pack4_[i]; }
+
  private:
+  // One operand of the packed run: full (a vector per pixel) or one vector per image and block.
+  struct Operand {
+    const float* data = nullptr;
+    bool full = false;
+    size_t image_stride = 0;   // floats between images
+    std::vector<float> table;  // the expanded per-channel values of an NCHW operand
+  };
+
+  static Operand operand(const Tensor& t, const std::vector<int64_t>& out) {
+    const size_t blocks = channel_blocks(static_cast<size_t>(out[1]));
+    const size_t plane = static_cast<size_t>(out[2] * out[3]);
+    Operand o;
+    if (t.packed4 && t.dims == out) {
+      o.data = t.data;
+      o.full = true;
+      o.image_stride = blocks * 4 * plane;
+      return o;
+    }
+    if (!per_channel(t.dims, out) || (t.packed4 && t.dims[1] != out[1]))
+      fail(LOOM_ERROR_INTERNAL, "operand of shape " + shape_text(t.dims) +
+                                    " does not fit the NC4HW4 broadcast to " + shape_text(out));
+    const std::vector<int64_t> d = as_rank4(t.dims);
+    o.image_stride = d[0] == 1 ? 0 : blocks * 4;
+    if (t.packed4) {  // [N, C, 1, 1] packed: already one vector per image and block
+      o.data = t.data;
+      return o;
+    }
+    const auto images = static_cast<size_t>(d[0]), channels = static_cast<size_t>(d[1]);
+    o.table.assign(images * blocks * 4, 0.0f);
+    for (size_t n = 0; n < images; ++n)
+      for (size_t c = 0; c < static_cast<size_t>(out[1]); ++c)
+        o.table[n * blocks * 4 + c] = t.data[n * channels + (channels == 1 ? 0 : c)];
+    o.data = o.table.data();
+    return o;
+  }
+
+  void run_pack4(const Tensor& a, const Tensor& b, const std::vector<int64_t>& dims, Tensor& y,
+                 const Runtime& rt) const {
+    if (dims.size() != 4)
+      fail(LOOM_ERROR_INTERNAL, "NC4HW4 operands with an output of shape " + shape_text(dims));
+    const Operand oa = operand(a, dims), ob = operand(b, dims);
+    y = make_pack4_tensor(dims);
+    const size_t blocks = y.blocks(), plane = y.plane();
+    const size_t grain = std::max<size_t>(1, kElementGrain / std::max<size_t>(plane * 4, 1));
+    rt.parallel_for(static_cast<size_t>(dims[0]) * blocks, grain, [&](size_t begin, size_t end) {
+      for (size_t p = begin; p < end; ++p) {
+        const size_t img = p / blocks, blk = p % blocks;
+        auto at = [&](const Operand& o) {
+          return o.data + img * o.image_stride + blk * (o.full ? plane * 4 : 4);
+        };
+        binary_pack4_block(op_, at(oa), oa.full, at(ob), ob.full, y.data + p * plane * 4, plane);
+      }
+    });
+    // Broadcast scalars fill the padding lanes, and Div turns 0 / 0 into NaN there.
+    zero_pack4_padding(y.data, static_cast<size_t>(dims[0]), static_cast<size_t>(dims[1]), plane);
+  }
+
   BinaryOp op_;
+  bool pack4_[2] = {false, false};
 };
 
 template <BinaryOp Kind>
-std::unique_ptr<Op> binary_create(const loom_graph_t&, const loom_node_t&, const CompileOptions&) {
-  return std::make_unique<BinaryOpImpl>(Kind);
+std::unique_ptr<Op> binary_create(const loom_graph_t& graph, const loom_node_t& node,
+                                  const CompileOptions&) {
+  return std::make_unique<BinaryOpImpl>(graph, node, Kind);
 }
 
 // ---- unary -------------------------------------------------------------------------------
+
+// y = f(x) in x's layout: a packed tensor is one contiguous run too, its padding lanes reset
+// to zero afterwards (f(0) need not be 0).
+void apply_activation(const Tensor& x, Activation kind, ActivationParams params, Tensor& y,
+                      const Runtime& rt) {
+  y = x.packed4 ? make_pack4_tensor(x.dims) : make_tensor(x.dims);
+  rt.parallel_for(x.storage_floats(), kElementGrain, [&](size_t begin, size_t end) {
+    activation(kind, params, x.data + begin, y.data + begin, end - begin);
+  });
+  if (y.packed4)
+    zero_pack4_padding(y.data, static_cast<size_t>(y.dims[0]), static_cast<size_t>(y.dims[1]),
+                       y.plane());
+}
 
 class ActivationOp final : public Op {
  public:
   ActivationOp(Activation kind, ActivationParams params) : kind_(kind), params_(params) {}
   void run(std::span<const Tensor* const> in, std::span<Tensor> out, const Runtime& rt) override {
-    const Tensor& x = *in[0];
-    out[0] = make_tensor(x.dims);
-    const size_t n = x.size();
-    rt.parallel_for(n, kElementGrain, [&](size_t begin, size_t end) {
-      activation(kind_, params_, x.data + begin, out[0].data + begin, end - begin);
-    });
+    apply_activation(*in[0], kind_, params_, out[0], rt);
   }
+  bool pack4_input(size_t i) const override { return i == 0; }
 
  private:
   Activation kind_;
@@ -106,12 +225,9 @@ class ClipOp final : public Op {
                                               shape_text(in[i]->dims) + " is not a scalar");
       (i == 1 ? p.p0 : p.p1) = in[i]->data[0];
     }
-    const Tensor& x = *in[0];
-    out[0] = make_tensor(x.dims);
-    rt.parallel_for(x.size(), kElementGrain, [&](size_t begin, size_t end) {
-      activation(Activation::kClip, p, x.data + begin, out[0].data + begin, end - begin);
-    });
+    apply_activation(*in[0], Activation::kClip, p, out[0], rt);
   }
+  bool pack4_input(size_t i) const override { return i == 0; }
 
  private:
   ActivationParams bounds_;  // the attributes (opset < 11) or no bounds
@@ -212,17 +328,37 @@ class BatchNormOp final : public Op {
     // y = x * mul + add per channel.
     mul_.resize(c);
     add_.resize(c);
+    // Padded to whole blocks of 4 with zeros for the NC4HW4 path (padding lanes stay 0).
+    mul4_.assign(channel_blocks(c) * 4, 0.0f);
+    add4_.assign(channel_blocks(c) * 4, 0.0f);
     for (size_t i = 0; i < c; ++i) {
-      mul_[i] = scale[i] / std::sqrt(var[i] + epsilon);
-      add_[i] = bias[i] - mean[i] * mul_[i];
+      mul_[i] = mul4_[i] = scale[i] / std::sqrt(var[i] + epsilon);
+      add_[i] = add4_[i] = bias[i] - mean[i] * mul_[i];
     }
   }
+
+  bool pack4_input(size_t i) const override { return i == 0; }
 
   void run(std::span<const Tensor* const> in, std::span<Tensor> out, const Runtime& rt) override {
     const Tensor& x = *in[0];
     if (x.rank() < 2 || static_cast<size_t>(x.dims[1]) != mul_.size())
       fail(LOOM_ERROR_INVALID_ARGUMENT, "input of shape " + shape_text(x.dims) + " does not have " +
                                             std::to_string(mul_.size()) + " channels");
+    if (x.packed4) {
+      out[0] = make_pack4_tensor(x.dims);
+      const size_t blocks = x.blocks(), plane = x.plane();
+      rt.parallel_for(static_cast<size_t>(x.dims[0]) * blocks, 1, [&](size_t begin, size_t end) {
+        for (size_t p = begin; p < end; ++p) {
+          const float32x4_t m = vld1q_f32(&mul4_[(p % blocks) * 4]);
+          const float32x4_t a = vld1q_f32(&add4_[(p % blocks) * 4]);
+          const float* src = x.data + p * plane * 4;
+          float* dst = out[0].data + p * plane * 4;
+          for (size_t i = 0; i < plane; ++i)
+            vst1q_f32(dst + i * 4, vfmaq_f32(a, vld1q_f32(src + i * 4), m));
+        }
+      });
+      return;
+    }
     out[0] = make_tensor(x.dims);
     const size_t c = mul_.size();
     const size_t plane = x.size() / std::max<size_t>(1, static_cast<size_t>(x.dims[0]) * c);
@@ -240,6 +376,7 @@ class BatchNormOp final : public Op {
 
  private:
   std::vector<float> mul_, add_;
+  std::vector<float> mul4_, add4_;  // the same, zero-padded to whole blocks of 4 channels
 };
 
 std::unique_ptr<Op> batch_norm_create(const loom_graph_t& graph, const loom_node_t& node,

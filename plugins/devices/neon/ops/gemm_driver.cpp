@@ -67,6 +67,22 @@ void gemm_with_packed_a(const Runtime& rt, size_t m, size_t n, size_t k, const T
   run_tiles<T>(rt, m, n, k, packed_a, pb.get(), row_bias, c, ldc);
 }
 
+void gemm_with_packed_a_pack4_b(const Runtime& rt, size_t m, size_t plane, size_t k,
+                                const float* packed_a, const float* b_pack4, const float* row_bias,
+                                float* c_pack4) {
+  if (m == 0 || plane == 0) return;
+  auto pb = scratch<float>(packed_b_floats(k, plane));
+  rt.parallel_for(
+      gemm_panels(plane, kGemmNR), pack_grain(kGemmNR, k),
+      [&](size_t begin, size_t end) { pack_b_pack4(b_pack4, k, plane, pb.get(), begin, end); });
+  const size_t mpanels = gemm_panels(m, kGemmMR), npanels = gemm_panels(plane, kGemmNR);
+  const size_t grain = std::max<size_t>(1, 32768 / (kGemmMR * kGemmNR * std::max<size_t>(k, 1)));
+  rt.parallel_for(mpanels * npanels, grain, [&](size_t begin, size_t end) {
+    for (size_t t = begin; t < end; ++t)
+      gemm_tile_pack4(m, plane, k, packed_a, pb.get(), row_bias, c_pack4, t % mpanels, t / mpanels);
+  });
+}
+
 template <typename T>
 void gemm_with_packed_b(const Runtime& rt, size_t m, size_t n, size_t k, const float* a,
                         size_t a_rs, size_t a_cs, const T* packed_b, float* c, size_t ldc) {

@@ -39,6 +39,11 @@ template <typename T>
 void gemm_with_packed_a(const Runtime& rt, size_t m, size_t n, size_t k, const T* packed_a,
                         const float* b, size_t b_rs, size_t b_cs, const float* row_bias, float* c,
                         size_t ldc);
+// C[m, plane] = packed_a (fp32) * B (+ row_bias) with B the k channels of one NC4HW4 image
+// and C written into another (m channels, padding lanes zero): a 1x1 convolution in NC4HW4.
+void gemm_with_packed_a_pack4_b(const Runtime& rt, size_t m, size_t plane, size_t k,
+                                const float* packed_a, const float* b_pack4, const float* row_bias,
+                                float* c_pack4);
 // C[m, n] = A * packed_b, A(i, kk) = a[i * a_rs + kk * a_cs].
 template <typename T>
 void gemm_with_packed_b(const Runtime& rt, size_t m, size_t n, size_t k, const float* a,

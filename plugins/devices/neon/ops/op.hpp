@@ -36,6 +36,11 @@ class Op {
   // inputs[i] is nullptr for an omitted optional input; fills every requested output.
   virtual void run(std::span<const Tensor* const> inputs, std::span<Tensor> outputs,
                    const Runtime& rt) = 0;
+  // The op's NC4HW4 variant: true for the inputs it reads packed when the executor runs it
+  // packed (then those inputs arrive with Tensor::packed4 set and the op produces its rank-4
+  // outputs packed); false for every input when the op has no pack4 variant for this node.
+  // Decided at compile time from the static shapes; run() dispatches on the inputs' packed4.
+  virtual bool pack4_input(size_t /*input*/) const { return false; }
 };
 
 // How the device compiles: precision=f16 on a CPU with ARMv8.2 FP16 arithmetic makes the GEMM

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "kernels/pack4.hpp"
+#include "kernels/pool_pack4.hpp"
 #include "ops/window_attrs.hpp"
 
 namespace loom::neon {
@@ -34,6 +36,10 @@ class PoolOp final : public Op {
     if (x.rank() != 4)
       fail(LOOM_ERROR_INVALID_ARGUMENT, "input of shape " + shape_text(x.dims) + " is not NCHW");
     const Window2d g = make_window(attrs_, x.dims[2], x.dims[3]);
+    if (x.packed4) {
+      run_pack4(x, g, out[0], rt);
+      return;
+    }
     out[0] = make_tensor({x.dims[0], x.dims[1], g.oh, g.ow});
     const size_t in_plane = static_cast<size_t>(g.ih * g.iw);
     const size_t out_plane = static_cast<size_t>(g.oh * g.ow);
@@ -48,7 +54,26 @@ class PoolOp final : public Op {
     });
   }
 
+  bool pack4_input(size_t i) const override { return i == 0; }
+
  private:
+  void run_pack4(const Tensor& x, const Window2d& g, Tensor& y, const Runtime& rt) const {
+    y = make_pack4_tensor({x.dims[0], x.dims[1], g.oh, g.ow});
+    const size_t in_block = x.plane() * 4, out_block = y.plane() * 4;
+    rt.parallel_for(static_cast<size_t>(x.dims[0]) * x.blocks(), 1, [&](size_t begin, size_t end) {
+      for (size_t p = begin; p < end; ++p) {
+        if (max_)
+          max_pool_pack4_block(x.data + p * in_block, y.data + p * out_block, g);
+        else
+          average_pool_pack4_block(x.data + p * in_block, y.data + p * out_block, g,
+                                   count_include_pad_);
+      }
+    });
+    // An empty window leaves -inf or NaN in the padding lanes too.
+    zero_pack4_padding(y.data, static_cast<size_t>(y.dims[0]), static_cast<size_t>(y.dims[1]),
+                       y.plane());
+  }
+
   bool max_;
   bool count_include_pad_ = false;
   WindowAttrs attrs_;
@@ -71,6 +96,18 @@ class GlobalPoolOp final : public Op {
            "input of shape " + shape_text(x.dims) + " has no spatial dimensions");
     std::vector<int64_t> dims(x.dims.begin(), x.dims.begin() + 2);
     dims.resize(x.dims.size(), 1);
+    if (x.packed4) {
+      if (x.plane() == 0)
+        fail(LOOM_ERROR_INVALID_ARGUMENT,
+             "cannot pool an empty spatial extent " + shape_text(x.dims));
+      out[0] = make_pack4_tensor(dims);
+      const size_t blocks = static_cast<size_t>(x.dims[0]) * x.blocks(), plane = x.plane();
+      rt.parallel_for(blocks, 4, [&](size_t begin, size_t end) {
+        for (size_t p = begin; p < end; ++p)
+          global_pool_pack4_block(x.data + p * plane * 4, plane, max_, out[0].data + p * 4);
+      });
+      return;
+    }
     out[0] = make_tensor(dims);
     const size_t planes = static_cast<size_t>(x.dims[0] * x.dims[1]);
     const size_t plane = planes ? x.size() / planes : 0;
@@ -84,6 +121,8 @@ class GlobalPoolOp final : public Op {
                     : plane_sum(x.data + p * plane, plane) / static_cast<float>(plane);
     });
   }
+
+  bool pack4_input(size_t i) const override { return i == 0; }
 
  private:
   bool max_;
