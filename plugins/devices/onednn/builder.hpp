@@ -36,6 +36,12 @@ struct DeviceOptions {
   // depthwise post-op) where oneDNN has a JIT kernel for the pair: the expanded tensor of
   // MobileNet-style blocks then stays in cache. "off" keeps them separate.
   bool dw_fusion = true;
+  // Layout of 2D convolution activations: "auto" asks for nChw16c in f32 subgraphs that have
+  // a Winograd candidate or a depthwise convolution and otherwise lets oneDNN choose (nhwc for
+  // its brgconv kernels); "blocked" always asks for nChw16c (where the channels are a multiple
+  // of 16), "any" always lets oneDNN choose.
+  enum class ConvLayout { kAuto, kBlocked, kAny };
+  ConvLayout conv_layout = ConvLayout::kAuto;
   bool verbose = false;  // log each primitive's implementation at compile
 };
 
@@ -153,10 +159,16 @@ class Builder {
 
   // Compute data type of heavy ops under the precision option.
   dnnl::memory::data_type compute_type() const;
-  // True when 2D convolutions should share the nChw16c layout: the subgraph has a 3x3
-  // convolution Winograd may run, and Winograd only takes that layout (oneDNN's direct 1x1
-  // kernels are as fast in it as in nhwc, so nothing is lost elsewhere).
+  // True when 2D convolutions should share a channel-blocked layout (see Builder::build()).
   bool blocked_convolutions() const { return blocked_convolutions_; }
+  // Channels per block of that layout: 16 (nChw16c) where oneDNN has AVX-512 kernels, 8
+  // (nChw8c) on AVX2 CPUs, whose jit kernels take only 8-channel blocks (nChw16c sends them
+  // to the reference convolution, ~700x slower on MobileNetV2).
+  int64_t block_width() const { return block_width_; }
+  // True where a layer whose channels are a multiple of 8 but not of 16 runs faster in
+  // nChw8c (AVX2 kernels) than padded to nChw16c: CPUs that execute AVX-512 as two 256-bit
+  // halves (AMD Zen 4), where the AVX2 kernels do as much per channel.
+  bool narrow_blocks_pay() const { return narrow_blocks_pay_; }
 
  private:
   void emit(int node);
@@ -172,6 +184,8 @@ class Builder {
   std::vector<std::pair<int, int>> converted_;  // (value, slot) pairs made by as()
   int current_node_ = -1;
   bool blocked_convolutions_ = false;
+  int64_t block_width_ = 16;
+  bool narrow_blocks_pay_ = false;
 };
 
 // Plain row-major descriptor; strides of a row-major layout.
@@ -246,5 +260,6 @@ void emit_binary(Builder& b, int node);         // ops_elementwise.cpp
 void emit_normalization(Builder& b, int node);  // ops_norm.cpp: BN, LayerNorm, Softmax
 void emit_layout(Builder& b, int node);         // ops_layout.cpp: Reshape... Transpose, Concat
 void emit_reduce(Builder& b, int node);         // ops_reduce.cpp
+void emit_resize(Builder& b, int node);         // ops_resize.cpp: Resize, Upsample
 
 }  // namespace loom::onednn

@@ -89,7 +89,8 @@ void fill_info(const std::string& description, loom_device_info_t* out) {
   std::memcpy(out, &info, size);
 }
 
-// threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, dw_fusion=auto|off, verbose=1 (see
+// threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, dw_fusion=auto|off,
+// conv_layout=auto|blocked|any, verbose=1 (see
 // sdk::device_options: "onednn.KEY=VALUE" addresses this device only).
 DeviceOptions parse_options(const char* options, int threads) {
   DeviceOptions o;
@@ -132,14 +133,21 @@ DeviceOptions parse_options(const char* options, int threads) {
         sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
                   "onednn device: dw_fusion='" + value + "' (use auto or off)");
       o.dw_fusion = value == "auto";
+    } else if (key == "conv_layout") {
+      if (value != "auto" && value != "blocked" && value != "any")
+        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
+                  "onednn device: conv_layout='" + value + "' (use auto, blocked or any)");
+      o.conv_layout = value == "auto"      ? DeviceOptions::ConvLayout::kAuto
+                      : value == "blocked" ? DeviceOptions::ConvLayout::kBlocked
+                                           : DeviceOptions::ConvLayout::kAny;
     } else if (key == "verbose") {
       o.verbose = value == "1";
     } else {
-      sdk::fail(
-          LOOM_ERROR_INVALID_ARGUMENT,
-          sdk::unknown_option_message("onednn", key,
-                                      "threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, "
-                                      "dw_fusion=auto|off, verbose=1"));
+      sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
+                sdk::unknown_option_message(
+                    "onednn", key,
+                    "threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, "
+                    "dw_fusion=auto|off, conv_layout=auto|blocked|any, verbose=1"));
     }
   }
   if (o.threads == 0)

@@ -135,12 +135,78 @@ TEST(OnednnConv, ClipAndScalarMulPostOps) {
   check_unary_model(m, {1, 8, 7, 7});
 }
 
+// MobileNet's stem and tail around one depthwise layer: a 3x3 stride-2 convolution of the
+// 3-channel image (read straight from nchw in the blocked layout), Clip, depthwise 3x3, Clip, a
+// 1x1 projection to channels that are no multiple of 16, then GlobalAveragePool, Flatten and
+// Gemm. Each conv_layout must match the cpu device.
+struct StemCase {
+  int64_t batch = 1, width = 0, out = 0, size = 0, classes = 0;
+};
+
+void check_stem_and_tail(const StemCase& c) {
+  ModelBuilder m;
+  std::vector<int64_t> shape{c.batch, 3, c.size, c.size};
+  m.input("x", LOOM_DTYPE_FLOAT32, shape);
+  m.initializer("w_stem", random_tensor(LOOM_DTYPE_FLOAT32, {c.width, 3, 3, 3}, 2, -0.3, 0.3));
+  m.initializer("b_stem", random_tensor(LOOM_DTYPE_FLOAT32, {c.width}, 3));
+  m.initializer("w_dw", random_tensor(LOOM_DTYPE_FLOAT32, {c.width, 1, 3, 3}, 4, -0.5, 0.5));
+  m.initializer("b_dw", random_tensor(LOOM_DTYPE_FLOAT32, {c.width}, 5));
+  m.initializer("w_project",
+                random_tensor(LOOM_DTYPE_FLOAT32, {c.out, c.width, 1, 1}, 6, -0.2, 0.2));
+  m.initializer("fc", random_tensor(LOOM_DTYPE_FLOAT32, {c.classes, c.out}, 7, -0.2, 0.2));
+  m.initializer("fcb", random_tensor(LOOM_DTYPE_FLOAT32, {c.classes}, 8));
+  m.initializer("lo", float_tensor({}, {0.f}));
+  m.initializer("hi", float_tensor({}, {6.f}));
+  m.node("Conv", {"x", "w_stem", "b_stem"}, {"s"})
+      .ints("strides", {2, 2})
+      .ints("pads", {1, 1, 1, 1});
+  m.node("Clip", {"s", "lo", "hi"}, {"s6"});
+  m.node("Conv", {"s6", "w_dw", "b_dw"}, {"d"}).i("group", c.width).ints("pads", {1, 1, 1, 1});
+  m.node("Clip", {"d", "lo", "hi"}, {"d6"});
+  m.node("Conv", {"d6", "w_project"}, {"p"});
+  m.node("GlobalAveragePool", {"p"}, {"g"});
+  m.node("Flatten", {"g"}, {"f"});
+  m.node("Gemm", {"f", "fc", "fcb"}, {"y"}).i("transB", 1);
+  m.output("y");
+  for (const char* options : {"conv_layout=auto", "conv_layout=any", "conv_layout=blocked",
+                              "threads=1;conv_layout=blocked"}) {
+    SCOPED_TRACE(options);
+    check_unary_model(m, shape, 1, options);
+  }
+}
+
+TEST(OnednnConv, MobileNetStemAndTail) {
+  check_stem_and_tail({.width = 32, .out = 24, .size = 32, .classes = 10});
+}
+TEST(OnednnConv, MobileNetStemAndTailOddSizesAndBatch) {
+  check_stem_and_tail({.batch = 2, .width = 20, .out = 13, .size = 17, .classes = 7});
+}
+
+// A non-depthwise network asked for the blocked layout (ResNet-like 3x3 + 1x1 with a
+// residual, channels 16 and 24): the option holds for any 2D convolution.
+TEST(OnednnConv, BlockedLayoutWithoutDepthwise) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, 16, 12, 12});
+  m.initializer("w1", random_tensor(LOOM_DTYPE_FLOAT32, {24, 16, 3, 3}, 2, -0.2, 0.2));
+  m.initializer("w2", random_tensor(LOOM_DTYPE_FLOAT32, {16, 24, 1, 1}, 3, -0.2, 0.2));
+  m.node("Conv", {"x", "w1"}, {"a"}).ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"a"}, {"r"});
+  m.node("Conv", {"r", "w2"}, {"c"});
+  m.node("Add", {"c", "x"}, {"y"});
+  m.output("y");
+  for (const char* options : {"conv_layout=blocked", "conv_layout=any"}) {
+    SCOPED_TRACE(options);
+    check_unary_model(m, {1, 16, 12, 12}, 1, options);
+  }
+}
+
 // MobileNetV2's inverted residual block: 1x1 expand -> Clip(0, 6) -> 3x3 depthwise (stride 1
 // or 2, BatchNormalization after it, or a bias) -> Clip -> 1x1 project (+ the block input when
 // the shapes allow). With dw_fusion=auto the expand convolution takes the depthwise one as a
 // post-op where oneDNN 2.6 has a JIT kernel for the pair: it picks one by shape and thread
-// count (on AVX-512, e.g. 8->48 and 16->96 at 112x112 stride 2 with 2 threads, 24->144 at
-// 56x56 with 1 thread; `verbose=1` shows it); the other shapes check the pair stays separate.
+// count (on AVX-512, e.g. 8->48 and 16->96 at 112x112 stride 2 with 2 threads; `verbose=1`
+// shows it), in nChw16c only (24->144 runs in nChw8c and stays separate); the other shapes
+// check the pair stays separate.
 // Every setting must match the cpu device.
 struct BlockCase {
   int64_t batch = 1, in = 0, expanded = 0, out = 0, size = 0, stride = 1;
@@ -186,7 +252,10 @@ void check_inverted_residual(const BlockCase& c) {
   m.node("Conv", {"d6", "w_project"}, {residual ? "p" : "y"});
   if (residual) m.node("Add", {"p", "x"}, {"y"});
   m.output("y");
-  for (const char* options : {"dw_fusion=auto", "dw_fusion=off", "threads=1;dw_fusion=auto"}) {
+  // conv_layout=auto takes nChw16c here (the block has a depthwise convolution); "any" is
+  // oneDNN's own choice (nhwc brgconv kernels), which fuses no depthwise pair.
+  for (const char* options : {"dw_fusion=auto", "dw_fusion=off", "threads=1;dw_fusion=auto",
+                              "conv_layout=any", "conv_layout=blocked;dw_fusion=off"}) {
     SCOPED_TRACE(options);
     check_unary_model(m, shape, 1, options);
   }
@@ -226,6 +295,51 @@ TEST(OnednnConv, InvertedResidualWideAndWithoutActivationAfterDepthwise) {
                            .size = 112,
                            .stride = 2,
                            .clip_after_depthwise = false});
+}
+
+// MobileNetV2's 56x56 stage, where the layout changes twice: 1x1 96->24 (the 24 channels go
+// nChw8c instead of being padded to 32 in nChw16c), a 24->144->24 block with its residual
+// (all nChw8c, the depthwise keeps its input's blocks), a stride-2 24->144->32 block whose
+// projection returns to nChw16c, then a 1x1 32->40 (40: nChw8c again). Checked at 1 and 2
+// threads and with every layout option against the cpu device.
+TEST(OnednnConv, ChannelBlocksChangeBetweenLayers) {
+  ModelBuilder m;
+  const std::vector<int64_t> shape{1, 96, 20, 20};
+  m.input("x", LOOM_DTYPE_FLOAT32, shape);
+  m.initializer("lo", float_tensor({}, {0.f}));
+  m.initializer("hi", float_tensor({}, {6.f}));
+  uint64_t seed = 2;
+  auto conv = [&](const std::string& in, const std::string& out, int64_t cin, int64_t cout,
+                  int64_t group, int64_t kernel, int64_t stride) {
+    m.initializer("w_" + out, random_tensor(LOOM_DTYPE_FLOAT32, {cout, cin / group, kernel, kernel},
+                                            seed++, -0.3, 0.3));
+    m.initializer("b_" + out, random_tensor(LOOM_DTYPE_FLOAT32, {cout}, seed++));
+    int64_t pad = kernel / 2;
+    m.node("Conv", {in, "w_" + out, "b_" + out}, {out})
+        .i("group", group)
+        .ints("strides", {stride, stride})
+        .ints("pads", {pad, pad, pad, pad});
+  };
+  auto clipped = [&](const std::string& in, const std::string& out, int64_t cin, int64_t cout,
+                     int64_t group, int64_t kernel, int64_t stride) {
+    conv(in, out + "_raw", cin, cout, group, kernel, stride);
+    m.node("Clip", {out + "_raw", "lo", "hi"}, {out});
+  };
+  conv("x", "a", 96, 24, 1, 1, 1);
+  clipped("a", "e1", 24, 144, 1, 1, 1);
+  clipped("e1", "d1", 144, 144, 144, 3, 1);
+  conv("d1", "p1", 144, 24, 1, 1, 1);
+  m.node("Add", {"p1", "a"}, {"r1"});
+  clipped("r1", "e2", 24, 144, 1, 1, 1);
+  clipped("e2", "d2", 144, 144, 144, 3, 2);
+  conv("d2", "p2", 144, 32, 1, 1, 1);
+  conv("p2", "y", 32, 40, 1, 1, 1);
+  m.output("y");
+  for (const char* options : {"conv_layout=auto", "threads=1;conv_layout=auto",
+                              "conv_layout=blocked;dw_fusion=off", "conv_layout=any"}) {
+    SCOPED_TRACE(options);
+    check_unary_model(m, shape, 1, options);
+  }
 }
 
 TEST(OnednnConvTranspose, StridedGroupedWithOutputPadding) {

@@ -32,7 +32,8 @@ ModelBuilder small_network() {
 }
 
 TEST(OnednnDevice, SmallNetworkMatchesCpuAtAnyThreadCount) {
-  for (const char* options : {"threads=1", "threads=2", "winograd=off", "dw_fusion=off"})
+  for (const char* options : {"threads=1", "threads=2", "winograd=off", "dw_fusion=off",
+                              "conv_layout=blocked", "winograd=off;conv_layout=any"})
     check_unary_model(small_network(), {1, 3, 32, 32}, 1, options);
 }
 
@@ -49,8 +50,8 @@ TEST(OnednnDevice, RepeatedRunsGiveIdenticalResults) {
 TEST(OnednnDevice, UnknownOptionIsAClearError) {
   std::filesystem::path path = small_network().save();
   Tensor x = random_tensor(LOOM_DTYPE_FLOAT32, {1, 3, 32, 32}, 9);
-  for (const char* options :
-       {"colour=blue", "precision=f8", "threads=many", "winograd=maybe", "dw_fusion=yes"}) {
+  for (const char* options : {"colour=blue", "precision=f8", "threads=many", "winograd=maybe",
+                              "dw_fusion=yes", "conv_layout=nchw"}) {
     try {
       run_model(path, {{"x", x}}, onednn_only(options));
       ADD_FAILURE() << "option '" << options << "' was accepted";
@@ -79,6 +80,8 @@ TEST(OnednnDevice, Bfloat16PrecisionStaysClose) {
   try {
     check_unary_model(m, {2, 16, 64}, 1, "precision=bf16", &bf16);
     check_unary_model(small_network(), {1, 3, 32, 32}, 1, "precision=bf16", &bf16);
+    check_unary_model(small_network(), {1, 3, 32, 32}, 1, "precision=bf16;conv_layout=blocked",
+                      &bf16);
   } catch (const std::runtime_error& e) {
     if (std::string(e.what()).find("AVX-512 BF16") != std::string::npos) GTEST_SKIP() << e.what();
     throw;
