@@ -10,6 +10,7 @@ Usage: check_isolation.py --infer-run PATH --plugin-dir DIR --decoy-dir DIR --ex
 """
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 
@@ -24,8 +25,11 @@ def main():
     args = parser.parse_args()
 
     env = dict(os.environ, LOOM_PLUGIN_PATH=args.decoy_dir)
-    command = [args.infer_run, "--no-default-plugins", "--plugin", args.plugin_dir,
-               "--list-plugins"]
+    # The aarch64 build runs its binaries under an emulator:
+    # LOOM_INFER_RUN_LAUNCHER="qemu-aarch64 -L <sysroot>".
+    launcher = shlex.split(os.environ.get("LOOM_INFER_RUN_LAUNCHER", ""))
+    command = launcher + [args.infer_run, "--no-default-plugins", "--plugin", args.plugin_dir,
+                          "--list-plugins"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     if done.returncode != 0:
         print(f"FAIL: {' '.join(command)} exited with {done.returncode}: {done.stderr.strip()}")
