@@ -77,7 +77,9 @@ std::string Session::explain() {
       for (const Prepared::Transfer& t : part.transfers) {
         out << "\n      " << g.values[t.value].name << " ["
             << current_->facts[t.value].shape.to_string() << "] from "
-            << (t.from_device < 0 ? std::string("the application") : device_name(t.from_device));
+            << (t.from_device >= 0 ? device_name(t.from_device)
+                : depth_ > 0       ? std::string("the control-flow step")  // a body's input
+                                   : std::string("the application"));
         if (t.from_device == static_cast<int>(sg.device)) {
           out << " (same device)";
         } else if (t.copy) {
