@@ -38,8 +38,9 @@ std::string base_description() {
 }
 
 // Reads the device options (see sdk::device_options for the convention): threads=N overrides
-// the thread count; precision=f16 selects the fp16 GEMM kernels where the CPU has ARMv8.2 FP16
-// arithmetic. What cannot run in the asked precision (bf16; f16 without FP16) runs in f32.
+// the thread count; precision=f16 selects the fp16 GEMM and packed depthwise kernels where the
+// CPU has ARMv8.2 FP16 arithmetic. What cannot run in the asked precision (bf16; f16 without FP16)
+// runs in f32.
 int parse_options(const char* options, int threads, CompileOptions& compile) {
   for (const sdk::DeviceOption& option : sdk::device_options(options, "neon")) {
     const std::string& key = option.key;
@@ -98,7 +99,7 @@ loom_status_t* create(void*, const loom_device_create_args_t* args, loom_device_
     if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     auto device = std::make_unique<loom_device_t>();
     device->description = base_description() + ", " + std::to_string(threads) + " threads" +
-                          (compile.fp16 ? ", fp16 GEMM" : "");
+                          (compile.fp16 ? ", fp16 GEMM and depthwise" : "");
     device->compile = compile;
     device->pool = std::make_unique<cpu::ThreadPool>(threads);
     *out = device.release();
@@ -233,7 +234,7 @@ const loom_device_api_t kDeviceApi = {
     sizeof(loom_device_api_t),
     "neon",
     "aarch64 NEON kernels for the hot ops (conv, GEMM, pooling, elementwise, softmax, "
-    "layer norm); fp32, fp16 GEMM on ARMv8.2 FP16 CPUs",
+    "layer norm); fp32, fp16 GEMM and depthwise on ARMv8.2 FP16 CPUs",
     enumerate,
     create,
     destroy,

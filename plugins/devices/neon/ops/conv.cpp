@@ -3,14 +3,18 @@
 // F(2x2, 3x3) (ops/conv_winograd.hpp); every other convolution is one packed GEMM per image and
 // group with the weights packed at compile time: a 1x1 convolution with unit strides and no
 // padding reads the input planes directly as the GEMM operand, the others go through im2col
-// first.
+// first. In packed (NC4HW4) chains, depthwise convolutions run kernels/depthwise_pack4 (in fp16
+// with precision=f16 where the CPU has it) and dense 3x3 stride-2 convolutions with few input
+// channels run kernels/conv3x3s2_pack4 without im2col.
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include "kernels/conv3x3s2_pack4.hpp"
 #include "kernels/depthwise.hpp"
 #include "kernels/depthwise_pack4.hpp"
+#include "kernels/depthwise_pack4_fp16.hpp"
 #include "kernels/im2col.hpp"
 #include "kernels/pack4.hpp"
 #include "ops/conv_winograd.hpp"
@@ -70,11 +74,26 @@ class ConvOp final : public Op {
           weights4_[((ch / 4) * taps + t) * 4 + ch % 4] = weights[ch * taps + t];
         if (!bias_.empty()) bias4_[ch] = bias_[ch];
       }
+      // precision=f16 (the CPU has FP16 arithmetic): the packed kernel computes in fp16 with
+      // the filters converted once here. The NCHW kernels (isolated convs) stay f32.
+      if (options.fp16) {
+        weights4_f16_.resize(blocks * taps * 8);
+        pack_depthwise_pack4_weights_f16(weights4_.data(), blocks * taps, weights4_f16_.data());
+      }
       return;
     }
     // The GEMM paths read NCHW: packed inputs are converted around them (see run_pack4).
     to_nchw_ = make_layout_conversion(false);
     to_pack4_ = make_layout_conversion(true);
+    if (direct3x3s2_applies()) {
+      // Packed chains run the direct kernel; the GEMM weights below serve NCHW inputs.
+      direct3x3s2_.resize(conv3x3s2_pack4_weight_floats(static_cast<size_t>(cout_),
+                                                        static_cast<size_t>(cin_per_group_)));
+      pack_conv3x3s2_pack4_weights(weights, static_cast<size_t>(cout_),
+                                   static_cast<size_t>(cin_per_group_), direct3x3s2_.data());
+      bias4_.assign(channel_blocks(static_cast<size_t>(cout_)) * 4, 0.0f);
+      std::copy(bias_.begin(), bias_.end(), bias4_.begin());
+    }
     if (WinogradConv::applies(attrs_, cin_per_group_, cout_per_group_)) {
       winograd_ =
           std::make_unique<WinogradConv>(weights, cout_, cin_per_group_, group_, options.fp16);
@@ -181,6 +200,10 @@ class ConvOp final : public Op {
                                    y.data + static_cast<size_t>(img) * y.blocks() * plane * 4);
       return;
     }
+    if (!direct3x3s2_.empty()) {
+      run_direct3x3s2(x, g, y, rt);
+      return;
+    }
     if (!depthwise_) {
       // The GEMM and Winograd kernels take NCHW planes: the image goes through an NCHW copy
       // and the result is packed again, so the graph around the conv still stays NC4HW4.
@@ -198,6 +221,18 @@ class ConvOp final : public Op {
     y = make_pack4_tensor({x.dims[0], cout_, g.oh, g.ow});
     const size_t blocks = x.blocks(), taps = static_cast<size_t>(g.kh * g.kw);
     const size_t in_block = x.plane() * 4, out_block = y.plane() * 4;
+    if (!weights4_f16_.empty()) {
+      rt.parallel_for(static_cast<size_t>(x.dims[0]) * blocks, 1, [&](size_t begin, size_t end) {
+        auto half_block = scratch<uint16_t>(in_block);  // the block converted to fp16
+        for (size_t p = begin; p < end; ++p) {
+          const size_t b = p % blocks;
+          depthwise_pack4_block_f16(x.data + p * in_block, weights4_f16_.data() + b * taps * 8,
+                                    bias4_.data() + b * 4, y.data + p * out_block, g,
+                                    half_block.get());
+        }
+      });
+      return;
+    }
     rt.parallel_for(static_cast<size_t>(x.dims[0]) * blocks, 1, [&](size_t begin, size_t end) {
       for (size_t p = begin; p < end; ++p) {
         const size_t b = p % blocks;
@@ -207,12 +242,44 @@ class ConvOp final : public Op {
     });
   }
 
+  // Dense 3x3 stride-2 convolutions with few input channels (a stem conv) read the packed
+  // input directly: measured under qemu, im2col + GEMM (with the NCHW conversions around it)
+  // costs more than the direct kernel below kDirect3x3s2MaxCin input channels
+  // (docs/neon-device.md).
+  static constexpr int64_t kDirect3x3s2MaxCin = 16;
+  bool direct3x3s2_applies() const {
+    const WindowAttrs& a = attrs_;
+    return group_ == 1 && cin_per_group_ <= kDirect3x3s2MaxCin && a.kernel[0] == 3 &&
+           a.kernel[1] == 3 && a.strides[0] == 2 && a.strides[1] == 2 && a.dilations[0] == 1 &&
+           a.dilations[1] == 1;
+  }
+
+  void run_direct3x3s2(const Tensor& x, const Window2d& g, Tensor& y, const Runtime& rt) {
+    y = make_pack4_tensor({x.dims[0], cout_, g.oh, g.ow});
+    const size_t out_blocks = y.blocks(), rows = static_cast<size_t>(g.oh);
+    const size_t in_image = x.blocks() * x.plane() * 4, out_block = y.plane() * 4;
+    const size_t block_weights = direct3x3s2_.size() / out_blocks;
+    // One task per output row of one output block of one image.
+    rt.parallel_for(
+        static_cast<size_t>(x.dims[0]) * out_blocks * rows, 1, [&](size_t begin, size_t end) {
+          for (size_t t = begin; t < end; ++t) {
+            const size_t oy = t % rows, ob = (t / rows) % out_blocks, img = t / rows / out_blocks;
+            conv3x3s2_pack4_row(x.data + img * in_image, static_cast<size_t>(cin_per_group_),
+                                direct3x3s2_.data() + ob * block_weights, bias4_.data() + ob * 4,
+                                y.data + (img * out_blocks + ob) * out_block + oy * g.ow * 4, g,
+                                static_cast<int64_t>(oy));
+          }
+        });
+  }
+
   int64_t cout_ = 0, cin_per_group_ = 0, cout_per_group_ = 0, group_ = 1;
   WindowAttrs attrs_;
   bool depthwise_ = false;
   size_t k_ = 0, group_stride_ = 0;
   std::vector<float> weights_;              // depthwise: the filters
   std::vector<float> weights4_, bias4_;     // depthwise, NC4HW4: interleaved by blocks of 4
+  std::vector<float> direct3x3s2_;          // dense 3x3 stride 2, NC4HW4 (bias in bias4_)
+  std::vector<uint16_t> weights4_f16_;      // the same in fp16, each tap twice (precision=f16)
   std::unique_ptr<Op> to_nchw_, to_pack4_;  // GEMM paths: conversions around the NCHW kernels
   std::unique_ptr<WinogradConv> winograd_;  // 3x3 stride 1: transformed weights
   PackedWeights packed_;                    // otherwise: packed A per group

@@ -44,7 +44,8 @@ class Op {
 };
 
 // How the device compiles: precision=f16 on a CPU with ARMv8.2 FP16 arithmetic makes the GEMM
-// based ops (Conv, Gemm, MatMul) pack their operands in fp16 and use the fp16 kernels.
+// based ops (Conv, Gemm, MatMul) pack their operands in fp16 and use the fp16 kernels, and the
+// packed (NC4HW4) depthwise Conv compute in fp16.
 struct CompileOptions {
   bool fp16 = false;
 };
