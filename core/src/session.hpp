@@ -22,6 +22,9 @@
 
 namespace loom::core {
 
+// Bytes of a tensor of `dtype` and static shape `s` (0 when the shape is not static).
+size_t tensor_bytes(loom_dtype_t dtype, const Shape& s);
+
 class DeviceInstance {
  public:
   DeviceInstance(const DeviceEntry& entry, int32_t instance, int32_t threads,
