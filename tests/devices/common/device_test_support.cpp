@@ -325,8 +325,15 @@ std::filesystem::path ModelBuilder::save() const {
 std::vector<Tensor> run_model(const std::filesystem::path& model_path,
                               const std::vector<std::pair<std::string, Tensor>>& inputs,
                               const RunOptions& options) {
-  const loom::Runtime& runtime = shared_runtime();
-  loom::Model model(runtime, model_path.string());
+  return run_model(shared_runtime().get(), model_path, inputs, options);
+}
+
+std::vector<Tensor> run_model(loom_runtime_t* runtime, const std::filesystem::path& model_path,
+                              const std::vector<std::pair<std::string, Tensor>>& inputs,
+                              const RunOptions& options) {
+  loom_model_t* raw_model = nullptr;
+  loom::check(loom_model_load(runtime, model_path.string().c_str(), &raw_model));
+  std::unique_ptr<loom_model_t, void (*)(loom_model_t*)> model(raw_model, loom_model_free);
   loom_session_options_t o{};
   o.struct_size = sizeof o;
   o.devices = options.devices.c_str();
@@ -334,7 +341,7 @@ std::vector<Tensor> run_model(const std::filesystem::path& model_path,
   o.no_fallback = options.no_fallback;
   o.device_options = options.device_options.c_str();
   loom_session_t* raw_session = nullptr;
-  loom::check(loom_session_create(runtime.get(), model.get(), &o, &raw_session));
+  loom::check(loom_session_create(runtime, model.get(), &o, &raw_session));
   std::unique_ptr<loom_session_t, void (*)(loom_session_t*)> session(raw_session,
                                                                      loom_session_destroy);
 
@@ -344,7 +351,7 @@ std::vector<Tensor> run_model(const std::filesystem::path& model_path,
     names.push_back(name.c_str());
     views.push_back(tensor.view());
   }
-  size_t num_outputs = model.num_outputs();
+  size_t num_outputs = loom_model_num_outputs(model.get());
   std::vector<loom::HostTensor> outputs(num_outputs);
   std::vector<loom_host_tensor_t> raw(num_outputs);
   for (auto& r : raw) r.struct_size = sizeof r;

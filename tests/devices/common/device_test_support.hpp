@@ -97,6 +97,10 @@ struct RunOptions {
 std::vector<Tensor> run_model(const std::filesystem::path& model,
                               const std::vector<std::pair<std::string, Tensor>>& inputs,
                               const RunOptions& options);
+// The same on a runtime of the caller's (e.g. one whose log callback a test reads).
+std::vector<Tensor> run_model(loom_runtime_t* runtime, const std::filesystem::path& model,
+                              const std::vector<std::pair<std::string, Tensor>>& inputs,
+                              const RunOptions& options);
 
 // The comparison tolerances of device outputs against the cpu reference device, per dtype:
 // |a - b| <= atol + rtol * |b|. Integer, bool and string outputs must be equal.

@@ -4,6 +4,7 @@
 // around an op without a pack4 variant, and the layout plan itself, read from the device's
 // debug log ("layout plan: N nodes, K in NC4HW4, P pack and U unpack conversions").
 #include <cstdio>
+#include <filesystem>
 #include <loom/loom.hpp>
 #include <memory>
 #include <mutex>
@@ -46,31 +47,11 @@ LayoutPlan layout_plan(const ModelBuilder& m, const Inputs& inputs) {
   std::unique_ptr<loom_runtime_t, void (*)(loom_runtime_t*)> runtime(raw_runtime,
                                                                      loom_runtime_destroy);
   const auto path = m.save();
-  loom_model_t* raw_model = nullptr;
-  loom::check(loom_model_load(runtime.get(), path.string().c_str(), &raw_model));
-  std::unique_ptr<loom_model_t, void (*)(loom_model_t*)> model(raw_model, loom_model_free);
-  loom_session_options_t so{};
-  so.struct_size = sizeof so;
-  so.devices = "neon";
-  so.no_fallback = true;
-  so.threads = 1;
-  so.device_options = "";
-  loom_session_t* raw_session = nullptr;
-  loom::check(loom_session_create(runtime.get(), model.get(), &so, &raw_session));
-  std::unique_ptr<loom_session_t, void (*)(loom_session_t*)> session(raw_session,
-                                                                     loom_session_destroy);
-  std::vector<const char*> names;
-  std::vector<loom_host_tensor_t> views;
-  for (const auto& [name, tensor] : inputs) {
-    names.push_back(name.c_str());
-    views.push_back(tensor.view());
-  }
-  std::vector<loom::HostTensor> outputs(loom_model_num_outputs(model.get()));
-  std::vector<loom_host_tensor_t> raw(outputs.size());
-  for (auto& r : raw) r.struct_size = sizeof r;
-  loom::check(loom_session_run(session.get(), names.size(), names.data(), views.data(), raw.size(),
-                               raw.data()));
-  for (size_t i = 0; i < raw.size(); ++i) *outputs[i].raw() = raw[i];
+  device_testing::RunOptions options;
+  options.devices = "neon";
+  options.no_fallback = true;
+  options.threads = 1;
+  device_testing::run_model(runtime.get(), path, inputs, options);
   std::filesystem::remove(path);
 
   std::vector<LayoutPlan> plans;
