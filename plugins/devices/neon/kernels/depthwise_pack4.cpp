@@ -24,15 +24,6 @@ float32x4_t border_pixel(const float* in, const float* weights, float32x4_t bias
   return acc;
 }
 
-// Output rows/columns [lo, hi) whose every tap lies inside the input along one dimension.
-void interior(int64_t out, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad, int64_t& lo,
-              int64_t& hi) {
-  lo = 0;
-  while (lo < out && lo * s - pad < 0) ++lo;
-  hi = out;
-  while (hi > lo && (hi - 1) * s - pad + (k - 1) * d >= in) --hi;
-}
-
 // The interior pixels of one row, 3x3: the 9 weight vectors stay in registers.
 void row_3x3(const float* top, const float* w, float32x4_t bias, float* dst, const Window2d& g,
              int64_t lo, int64_t hi) {
@@ -75,8 +66,8 @@ void depthwise_pack4_block(const float* in, const float* weights, const float* b
                            const Window2d& g) {
   const float32x4_t b = vld1q_f32(bias);
   int64_t y_lo, y_hi, x_lo, x_hi;
-  interior(g.oh, g.ih, g.kh, g.sh, g.dh, g.pt, y_lo, y_hi);
-  interior(g.ow, g.iw, g.kw, g.sw, g.dw, g.pl, x_lo, x_hi);
+  g.interior_rows(y_lo, y_hi);
+  g.interior_columns(x_lo, x_hi);
   const bool k3 = g.kh == 3 && g.kw == 3;
   for (int64_t oy = 0; oy < g.oh; ++oy) {
     float* dst = out + oy * g.ow * 4;

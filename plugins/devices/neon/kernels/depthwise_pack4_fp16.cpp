@@ -44,15 +44,6 @@ float16x4_t border_pixel(const float16_t* in, const float16_t* w, const Window2d
   return acc;
 }
 
-// Output rows/columns [lo, hi) whose every tap lies inside the input along one dimension.
-void interior(int64_t out, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad, int64_t& lo,
-              int64_t& hi) {
-  lo = 0;
-  while (lo < out && lo * s - pad < 0) ++lo;
-  hi = out;
-  while (hi > lo && (hi - 1) * s - pad + (k - 1) * d >= in) --hi;
-}
-
 // The input pixel at p and the one `step` halves further (the next output pixel's), as one
 // vector; with unit stride they are adjacent and one load takes both.
 template <bool kUnitStride>
@@ -157,8 +148,8 @@ void depthwise_pack4_block_f16(const float* in, const uint16_t* weights, const f
   convert_block(in, static_cast<size_t>(g.ih * g.iw) * 4, half);
   const float32x4_t b = vld1q_f32(bias);
   int64_t y_lo, y_hi, x_lo, x_hi;
-  interior(g.oh, g.ih, g.kh, g.sh, g.dh, g.pt, y_lo, y_hi);
-  interior(g.ow, g.iw, g.kw, g.sw, g.dw, g.pl, x_lo, x_hi);
+  g.interior_rows(y_lo, y_hi);
+  g.interior_columns(x_lo, x_hi);
   for (int64_t oy = 0; oy < g.oh; ++oy) {
     float* dst = out + oy * g.ow * 4;
     const bool inside = oy >= y_lo && oy < y_hi;

@@ -13,14 +13,24 @@ int64_t floor_div(int64_t a, int64_t b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
+// Outputs [lo, hi) along one axis whose every tap lies inside the input:
+// o * stride - pad >= 0 and o * stride - pad + (k - 1) * dilation <= in - 1.
+void interior_range(int64_t out, int64_t in, int64_t k, int64_t stride, int64_t dilation,
+                    int64_t pad, int64_t& lo, int64_t& hi) {
+  lo = std::min(out, ceil_div(pad, stride));
+  const int64_t last = in - 1 - (k - 1) * dilation + pad;
+  hi = last < 0 ? 0 : std::min(out, floor_div(last, stride) + 1);
+  if (hi < lo) hi = lo;
+}
+
 }  // namespace
 
 void Window2d::interior_columns(int64_t& ox_lo, int64_t& ox_hi) const {
-  // ox * sw - pl >= 0 and ox * sw - pl + (kw - 1) * dw <= iw - 1.
-  ox_lo = std::min(ow, ceil_div(pl, sw));
-  const int64_t last = iw - 1 - (kw - 1) * dw + pl;
-  ox_hi = last < 0 ? 0 : std::min(ow, floor_div(last, sw) + 1);
-  if (ox_hi < ox_lo) ox_hi = ox_lo;
+  interior_range(ow, iw, kw, sw, dw, pl, ox_lo, ox_hi);
+}
+
+void Window2d::interior_rows(int64_t& oy_lo, int64_t& oy_hi) const {
+  interior_range(oh, ih, kh, sh, dh, pt, oy_lo, oy_hi);
 }
 
 Window2d make_window(const WindowAttrs& a, int64_t ih, int64_t iw) {

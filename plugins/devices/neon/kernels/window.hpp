@@ -18,6 +18,8 @@ struct Window2d {
   // Output columns [ox_lo, ox_hi) whose every tap lies inside the input row: the range the
   // vector loops cover; columns outside it take the scalar border path.
   void interior_columns(int64_t& ox_lo, int64_t& ox_hi) const;
+  // The same for output rows: rows [oy_lo, oy_hi) read no padding row.
+  void interior_rows(int64_t& oy_lo, int64_t& oy_hi) const;
 };
 
 // Attributes as written in the node (read once at compile time).
