@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <loom/arena_plan.hpp>
 #include <loom/host_memory.hpp>
 
 namespace loom::onednn {
@@ -19,7 +20,7 @@ using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
 HostBlock allocate_host(size_t bytes) {
-  return HostBlock{sdk::allocate_host_block(bytes, "onednn")};
+  return HostBlock{sdk::allocate_host_block(bytes, "onednn"), bytes};
 }
 
 dnnl::memory::dims row_major_strides(const std::vector<int64_t>& dims) {
@@ -429,54 +430,36 @@ void Builder::bind_outputs() {
   }
 }
 
-// Best fit over liveness: each internal root slot takes the smallest free block that holds
-// it (growing the largest free one when none does) and frees it after its last step.
+// One arena for every internal root slot, planned by the SDK's best fit over the steps'
+// liveness. Weights and activations together sit at the edge of this CPU's last-level cache,
+// where every MiB shows in the latency: reusing whole blocks instead wasted a third of
+// MobileNetV2's activation memory (5.0 MiB for 3.7 MiB alive at the peak).
 void Builder::plan_memory() {
   std::vector<Slot>& slots = program_->slots;
-  size_t n_steps = program_->steps.size();
-  std::vector<std::vector<int>> starts(n_steps), ends(n_steps);
+  std::vector<int> planned;
+  std::vector<sdk::BufferRequest> requests;
   for (size_t i = 0; i < slots.size(); ++i)
     if (slots[i].root == static_cast<int>(i) && slots[i].kind == SlotKind::kInternal &&
         slots[i].first_step >= 0) {
-      starts[slots[i].first_step].push_back(static_cast<int>(i));
-      ends[slots[i].last_step].push_back(static_cast<int>(i));
+      planned.push_back(static_cast<int>(i));
+      requests.push_back({slots[i].md.get_size(), slots[i].first_step, slots[i].last_step});
     }
-  std::vector<size_t> block_size;
-  std::vector<bool> block_free;
-  std::vector<int> block_of(slots.size(), -1);
-  for (size_t s = 0; s < n_steps; ++s) {
-    for (int id : starts[s]) {
-      size_t need = slots[id].md.get_size();
-      int best = -1, largest = -1;
-      for (size_t b = 0; b < block_size.size(); ++b) {
-        if (!block_free[b]) continue;
-        if (block_size[b] >= need && (best < 0 || block_size[b] < block_size[best]))
-          best = static_cast<int>(b);
-        if (largest < 0 || block_size[b] > block_size[largest]) largest = static_cast<int>(b);
-      }
-      if (best < 0 && largest >= 0) {
-        best = largest;
-        block_size[best] = need;
-      }
-      if (best < 0) {
-        best = static_cast<int>(block_size.size());
-        block_size.push_back(need);
-        block_free.push_back(true);
-      }
-      block_free[best] = false;
-      block_of[id] = best;
-    }
-    for (int id : ends[s]) block_free[block_of[id]] = true;
+  const sdk::MemoryPlan plan = sdk::plan_memory(requests);
+  size_t constants = 0;
+  for (const HostBlock& b : program_->owned) constants += b.bytes;
+  // Whether weights and activations together fit the last-level cache decides much of the
+  // speed of small-spatial layers, so the debug log tells both.
+  sdk::log(LOOM_LOG_DEBUG, "onednn",
+           "memory: activations " + std::to_string(plan.arena_size >> 10) +
+               " KiB in one arena, constants " + std::to_string(constants >> 10) + " KiB");
+  if (planned.empty()) return;
+  HostBlock arena = allocate_host(plan.arena_size);
+  for (size_t r = 0; r < planned.size(); ++r) {
+    void* data = static_cast<uint8_t*>(arena.data()) + plan.offsets[r];
+    slots[planned[r]].mem.set_data_handle(data);
+    for (int a : program_->aliases[planned[r]]) slots[a].mem.set_data_handle(data);
   }
-  std::vector<HostBlock> blocks;
-  for (size_t size : block_size) blocks.push_back(allocate_host(size));
-  for (size_t i = 0; i < slots.size(); ++i) {
-    if (block_of[i] < 0) continue;
-    void* data = blocks[block_of[i]].data();
-    slots[i].mem.set_data_handle(data);
-    for (int a : program_->aliases[i]) slots[a].mem.set_data_handle(data);
-  }
-  for (HostBlock& b : blocks) program_->owned.push_back(std::move(b));
+  program_->owned.push_back(std::move(arena));
 }
 
 // A 2D 3x3 stride-1 ungrouped convolution, at least 64 channels wide in multiples of 16.

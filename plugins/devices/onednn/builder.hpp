@@ -65,6 +65,7 @@ struct Step {
 // An aligned host allocation.
 struct HostBlock {
   std::shared_ptr<void> owner;
+  size_t bytes = 0;
   void* data() const { return owner.get(); }
 };
 HostBlock allocate_host(size_t bytes);

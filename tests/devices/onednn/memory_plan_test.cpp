@@ -1,0 +1,107 @@
+// The onednn device's activation arena: one block, offsets shared by tensors whose lifetimes
+// do not overlap. Inverted residual blocks (expand 1x1, depthwise 3x3, project 1x1, residual
+// Add) mix tensor sizes and keep a residual alive across a block, which is where reuse by whole
+// blocks wasted memory; the outputs must still match cpu, and the arena the device reports in
+// its debug log ("memory: activations N KiB ...") must not exceed what is alive at once.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <loom/loom.hpp>
+#include <memory>
+#include <mutex>
+
+#include "onednn_test_util.hpp"
+
+namespace loom::onednn_testing {
+namespace {
+
+using Inputs = std::vector<std::pair<std::string, Tensor>>;
+
+struct LogCapture {
+  std::mutex mutex;
+  std::vector<std::string> messages;
+};
+
+void capture(void* user, loom_log_level_t, const char* source, const char* message) {
+  auto* log = static_cast<LogCapture*>(user);
+  std::lock_guard<std::mutex> lock(log->mutex);
+  if (std::string(source) == "onednn") log->messages.push_back(message);
+}
+
+// The activation arena (KiB) of the model's one onednn subgraph, read from the debug log.
+size_t activation_arena_kib(const ModelBuilder& m, const Inputs& inputs) {
+  LogCapture log;
+  const std::string dir = plugin_dir();
+  const char* paths[] = {dir.c_str()};
+  loom_runtime_options_t ro{};
+  ro.struct_size = sizeof ro;
+  ro.num_plugin_paths = 1;
+  ro.plugin_paths = paths;
+  ro.log_level = LOOM_LOG_DEBUG;
+  ro.log_fn = capture;
+  ro.log_user = &log;
+  loom_runtime_t* raw_runtime = nullptr;
+  loom::check(loom_runtime_create(&ro, &raw_runtime));
+  std::unique_ptr<loom_runtime_t, void (*)(loom_runtime_t*)> runtime(raw_runtime,
+                                                                     loom_runtime_destroy);
+  const auto path = m.save();
+  run_model(runtime.get(), path, inputs, onednn_only("dw_fusion=off"));
+  std::filesystem::remove(path);
+  std::vector<size_t> arenas;
+  for (const std::string& message : log.messages) {
+    size_t kib = 0;
+    if (std::sscanf(message.c_str(), "memory: activations %zu KiB", &kib) == 1)
+      arenas.push_back(kib);
+  }
+  EXPECT_EQ(arenas.size(), 1u) << "one onednn subgraph expected";
+  return arenas.empty() ? 0 : arenas.front();
+}
+
+// Appends an inverted residual block on `in` (channels c, expansion e) and returns its output.
+std::string inverted_residual(ModelBuilder& m, const std::string& in, int64_t c, int64_t e,
+                              int block) {
+  const std::string p = "b" + std::to_string(block) + "_";
+  const uint32_t seed = 10 * static_cast<uint32_t>(block);
+  // Weights within +-1/fan-in keep activations near 1 through the chain, so the comparison
+  // with cpu is not dominated by rounding that grows with magnitude.
+  auto weights = [](std::vector<int64_t> shape, int64_t fan_in, uint32_t s) {
+    const double bound = 1.0 / static_cast<double>(fan_in);
+    return random_tensor(LOOM_DTYPE_FLOAT32, std::move(shape), s, -bound, 2 * bound);
+  };
+  m.initializer(p + "we", weights({c * e, c, 1, 1}, c, seed + 1));
+  m.initializer(p + "wd", weights({c * e, 1, 3, 3}, 9, seed + 2));
+  m.initializer(p + "wp", weights({c, c * e, 1, 1}, c * e, seed + 3));
+  m.node("Conv", {in, p + "we"}, {p + "e"});
+  m.node("Relu", {p + "e"}, {p + "er"});
+  m.node("Conv", {p + "er", p + "wd"}, {p + "d"}).i("group", c * e).ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {p + "d"}, {p + "dr"});
+  m.node("Conv", {p + "dr", p + "wp"}, {p + "p"});
+  m.node("Add", {p + "p", in}, {p + "out"});
+  return p + "out";
+}
+
+TEST(OnednnMemoryPlan, InvertedResidualChainSharesOneArena) {
+  // 16 channels of 24x24 are 36 KiB; the expanded tensors (x6) 216 KiB.
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, 16, 24, 24});
+  m.initializer("w0", random_tensor(LOOM_DTYPE_FLOAT32, {16, 16, 1, 1}, 3));
+  m.node("Conv", {"x", "w0"}, {"stem"});
+  std::string t = "stem";
+  for (int block = 1; block <= 3; ++block) t = inverted_residual(m, t, 16, 6, block);
+  m.node("Relu", {t}, {"y"});
+  m.output("y");
+  Inputs inputs = {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 16, 24, 24}, 1)}};
+  expect_matches_cpu(m, inputs, onednn_only());
+  expect_matches_cpu(m, inputs, onednn_only("dw_fusion=off"));
+
+  // At most alive at once: the block's input (kept for the residual), the expanded tensor and
+  // the depthwise output (whose step also reads the expanded one): 36 + 216 + 216 KiB. Without
+  // reuse the nine expanded and depthwise tensors alone would take 1944 KiB.
+  const size_t arena = activation_arena_kib(m, inputs);
+  EXPECT_GT(arena, 0u);
+  EXPECT_LE(arena, 36u + 216u + 216u);
+}
+
+}  // namespace
+}  // namespace loom::onednn_testing
