@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <loom/loom.hpp>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -326,6 +327,51 @@ std::vector<Tensor> run_model(const std::filesystem::path& model_path,
                               const std::vector<std::pair<std::string, Tensor>>& inputs,
                               const RunOptions& options) {
   return run_model(shared_runtime().get(), model_path, inputs, options);
+}
+
+namespace {
+
+struct LogCapture {
+  std::string source;
+  std::mutex mutex;
+  std::vector<std::string> messages;
+};
+
+void capture_log(void* user, loom_log_level_t, const char* source, const char* message) {
+  auto* log = static_cast<LogCapture*>(user);
+  std::lock_guard<std::mutex> lock(log->mutex);
+  if (log->source == source) log->messages.push_back(message);
+}
+
+}  // namespace
+
+std::vector<std::string> run_model_capturing_log(
+    const ModelBuilder& model, const std::vector<std::pair<std::string, Tensor>>& inputs,
+    const RunOptions& options, const std::string& source) {
+  LogCapture log;
+  log.source = source;
+  const std::string dir = plugin_dir();
+  const char* paths[] = {dir.c_str()};
+  loom_runtime_options_t ro{};
+  ro.struct_size = sizeof ro;
+  ro.num_plugin_paths = 1;
+  ro.plugin_paths = paths;
+  ro.log_level = LOOM_LOG_DEBUG;
+  ro.log_fn = capture_log;
+  ro.log_user = &log;
+  loom_runtime_t* raw_runtime = nullptr;
+  loom::check(loom_runtime_create(&ro, &raw_runtime));
+  std::unique_ptr<loom_runtime_t, void (*)(loom_runtime_t*)> runtime(raw_runtime,
+                                                                     loom_runtime_destroy);
+  const auto path = model.save();
+  try {
+    run_model(runtime.get(), path, inputs, options);
+  } catch (...) {
+    std::filesystem::remove(path);
+    throw;
+  }
+  std::filesystem::remove(path);
+  return std::move(log.messages);
 }
 
 std::vector<Tensor> run_model(loom_runtime_t* runtime, const std::filesystem::path& model_path,

@@ -102,6 +102,13 @@ std::vector<Tensor> run_model(loom_runtime_t* runtime, const std::filesystem::pa
                               const std::vector<std::pair<std::string, Tensor>>& inputs,
                               const RunOptions& options);
 
+// Runs the model once (the core compiles at the first run) on a runtime of its own whose debug
+// log is captured, and returns the messages whose source is `source` (a device's name), for
+// tests that read what a device planned from its log.
+std::vector<std::string> run_model_capturing_log(
+    const ModelBuilder& model, const std::vector<std::pair<std::string, Tensor>>& inputs,
+    const RunOptions& options, const std::string& source);
+
 // The comparison tolerances of device outputs against the cpu reference device, per dtype:
 // |a - b| <= atol + rtol * |b|. Integer, bool and string outputs must be equal.
 struct Tolerance {

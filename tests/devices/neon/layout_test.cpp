@@ -4,10 +4,6 @@
 // around an op without a pack4 variant, and the layout plan itself, read from the device's
 // debug log ("layout plan: N nodes, K in NC4HW4, P pack and U unpack conversions").
 #include <cstdio>
-#include <filesystem>
-#include <loom/loom.hpp>
-#include <memory>
-#include <mutex>
 
 #include "neon_test_util.hpp"
 
@@ -18,44 +14,16 @@ struct LayoutPlan {
   size_t nodes = 0, packed = 0, packs = 0, unpacks = 0;
 };
 
-struct LogCapture {
-  std::mutex mutex;
-  std::vector<std::string> neon_messages;
-};
-
-void capture(void* user, loom_log_level_t, const char* source, const char* message) {
-  auto* log = static_cast<LogCapture*>(user);
-  std::lock_guard<std::mutex> lock(log->mutex);
-  if (std::string(source) == "neon") log->neon_messages.push_back(message);
-}
-
-// Runs the model once on neon alone (the core compiles at the first run) with the debug log
-// captured and returns the layout plan of its one neon subgraph.
+// Runs the model once on neon alone with the debug log captured and returns the layout plan of
+// its one neon subgraph.
 LayoutPlan layout_plan(const ModelBuilder& m, const Inputs& inputs) {
-  LogCapture log;
-  const std::string dir = device_testing::plugin_dir();
-  const char* paths[] = {dir.c_str()};
-  loom_runtime_options_t ro{};
-  ro.struct_size = sizeof ro;
-  ro.num_plugin_paths = 1;
-  ro.plugin_paths = paths;
-  ro.log_level = LOOM_LOG_DEBUG;
-  ro.log_fn = capture;
-  ro.log_user = &log;
-  loom_runtime_t* raw_runtime = nullptr;
-  loom::check(loom_runtime_create(&ro, &raw_runtime));
-  std::unique_ptr<loom_runtime_t, void (*)(loom_runtime_t*)> runtime(raw_runtime,
-                                                                     loom_runtime_destroy);
-  const auto path = m.save();
   device_testing::RunOptions options;
   options.devices = "neon";
   options.no_fallback = true;
   options.threads = 1;
-  device_testing::run_model(runtime.get(), path, inputs, options);
-  std::filesystem::remove(path);
-
   std::vector<LayoutPlan> plans;
-  for (const std::string& message : log.neon_messages) {
+  for (const std::string& message :
+       device_testing::run_model_capturing_log(m, inputs, options, "neon")) {
     LayoutPlan p;
     if (std::sscanf(message.c_str(),
                     "layout plan: %zu nodes, %zu in NC4HW4, %zu pack and %zu unpack conversions",

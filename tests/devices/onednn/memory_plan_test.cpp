@@ -6,10 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <loom/loom.hpp>
-#include <memory>
-#include <mutex>
 
 #include "onednn_test_util.hpp"
 
@@ -18,38 +14,11 @@ namespace {
 
 using Inputs = std::vector<std::pair<std::string, Tensor>>;
 
-struct LogCapture {
-  std::mutex mutex;
-  std::vector<std::string> messages;
-};
-
-void capture(void* user, loom_log_level_t, const char* source, const char* message) {
-  auto* log = static_cast<LogCapture*>(user);
-  std::lock_guard<std::mutex> lock(log->mutex);
-  if (std::string(source) == "onednn") log->messages.push_back(message);
-}
-
 // The activation arena (KiB) of the model's one onednn subgraph, read from the debug log.
 size_t activation_arena_kib(const ModelBuilder& m, const Inputs& inputs) {
-  LogCapture log;
-  const std::string dir = plugin_dir();
-  const char* paths[] = {dir.c_str()};
-  loom_runtime_options_t ro{};
-  ro.struct_size = sizeof ro;
-  ro.num_plugin_paths = 1;
-  ro.plugin_paths = paths;
-  ro.log_level = LOOM_LOG_DEBUG;
-  ro.log_fn = capture;
-  ro.log_user = &log;
-  loom_runtime_t* raw_runtime = nullptr;
-  loom::check(loom_runtime_create(&ro, &raw_runtime));
-  std::unique_ptr<loom_runtime_t, void (*)(loom_runtime_t*)> runtime(raw_runtime,
-                                                                     loom_runtime_destroy);
-  const auto path = m.save();
-  run_model(runtime.get(), path, inputs, onednn_only("dw_fusion=off"));
-  std::filesystem::remove(path);
   std::vector<size_t> arenas;
-  for (const std::string& message : log.messages) {
+  for (const std::string& message :
+       run_model_capturing_log(m, inputs, onednn_only("dw_fusion=off"), "onednn")) {
     size_t kib = 0;
     if (std::sscanf(message.c_str(), "memory: activations %zu KiB", &kib) == 1)
       arenas.push_back(kib);
