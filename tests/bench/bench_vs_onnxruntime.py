@@ -87,6 +87,15 @@ def run_measured(command, env=None):
 # ---- work and peak ------------------------------------------------------------------------
 
 def model_gflop(directory, inputs):
+    """model_gflop_here in a child process: loading a large model here would grow this process,
+    and every child forked after it would start with that size in its peak RSS."""
+    command = [sys.executable, os.path.abspath(__file__), "--gflop-worker", directory]
+    for name, path in inputs.items():
+        command += ["--worker-input", f"{name}={path}"]
+    return float(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+
+
+def model_gflop_here(directory, inputs):
     """Multiply-add work of the model at the given inputs' shapes, in GFLOP (2 per MAC)."""
     import numpy as np
     import onnx
@@ -242,11 +251,16 @@ def main():
                              "(OMP_WAIT_POLICY=passive for Loom's oneDNN, allow_spinning=0 for "
                              "ORT): fairer on a machine shared with other work")
     parser.add_argument("--ort-worker", help=argparse.SUPPRESS)
+    parser.add_argument("--gflop-worker", help=argparse.SUPPRESS)
     parser.add_argument("worker_output", nargs="?", help=argparse.SUPPRESS)
     parser.add_argument("--worker-input", action="append", default=[], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.ort_worker:
         return ort_worker(args)
+    if args.gflop_worker:
+        inputs = dict(item.split("=", 1) for item in args.worker_input)
+        print(model_gflop_here(args.gflop_worker, inputs))
+        return 0
 
     python = ensure_venv(args.venv)
     models = [m for m in args.models.split(",") if m]
