@@ -2,6 +2,10 @@
 
 #include "status.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -56,12 +60,46 @@ size_t checked_count(const std::string& what, loom_dtype_t dtype, int32_t rank,
   return count;
 }
 
+// Drops the pages of [data, data + size) that lie wholly inside `mapping` from the process.
+// The mapping is private and never written, so its pages are clean file pages: dropping them
+// loses nothing (a later read faults them in again from the page cache), and a constant that
+// was copied out of them does not keep them resident. Partial pages at the ends stay: they may
+// hold bytes a plugin still reads.
+void drop_mapped_pages(std::span<const uint8_t> mapping, const void* data, size_t size) {
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  const auto map_begin = reinterpret_cast<uintptr_t>(mapping.data());
+  if (mapping.empty() || size == 0 || begin < map_begin || begin - map_begin > mapping.size() ||
+      size > mapping.size() - (begin - map_begin))
+    return;  // not (wholly) in the mapping: heap memory must never be madvised
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = (begin + size) / page * page;
+  // Advisory: when it fails the pages merely stay resident until the model is released.
+  if (first < last) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+// memcpy that, for a source inside the model file's mapping, drops the source's pages chunk by
+// chunk as they are copied: even the largest tensor (BERT's 94 MB embedding) is never resident
+// twice.
+void copy_constant_bytes(void* dst, const void* src, size_t size,
+                         std::span<const uint8_t> mapping) {
+  constexpr size_t kChunk = size_t{4} << 20;  // a multiple of the page size
+  for (size_t done = 0, n = 0; done < size; done += n) {
+    // Chunks end on kChunk-aligned addresses, so no page straddles two chunks.
+    const uintptr_t at = reinterpret_cast<uintptr_t>(src) + done;
+    n = std::min(kChunk - at % kChunk, size - done);
+    std::memcpy(static_cast<uint8_t*>(dst) + done, static_cast<const uint8_t*>(src) + done, n);
+    drop_mapped_pages(mapping, static_cast<const uint8_t*>(src) + done, n);
+  }
+}
+
 // `borrowed_owner`: for borrowed bytes, the holder that calls the plugin's release; copied
-// constants pass nullptr.
+// constants pass nullptr. `mapping`: the model file's mapping, whose pages a copy drops.
 std::shared_ptr<ConstantData> make_constant(const std::string& what, loom_dtype_t dtype,
                                             int32_t rank, const int64_t* dims, const void* data,
                                             size_t data_size, bool copy,
-                                            std::shared_ptr<void> borrowed_owner) {
+                                            std::shared_ptr<void> borrowed_owner,
+                                            std::span<const uint8_t> mapping = {}) {
   size_t count = checked_count(what, dtype, rank, dims, data_size);
   if (data_size > 0 && !data) fail(LOOM_ERROR_INVALID_ARGUMENT, what + ": data is NULL");
   auto c = std::make_shared<ConstantData>();
@@ -83,7 +121,7 @@ std::shared_ptr<ConstantData> make_constant(const std::string& what, loom_dtype_
     // 64-byte aligned copy so devices can use the data in place.
     void* p = data_size ? std::aligned_alloc(64, (data_size + 63) / 64 * 64) : nullptr;
     if (data_size && !p) fail(LOOM_ERROR_OUT_OF_MEMORY, what + ": out of memory");
-    if (data_size) std::memcpy(p, data, data_size);
+    if (data_size) copy_constant_bytes(p, data, data_size, mapping);
     c->owner = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
     c->data = p;
   } else {
@@ -188,7 +226,8 @@ loom_status_t* add_initializer_impl(loom_graph_builder_t* b, const char* name, l
     Graph& g = graph_of(b);
     check_name(name, "initializer");
     std::string what = std::string("initializer '") + name + "'";
-    auto c = make_constant(what, dtype, rank, dims, data, data_size, copy, std::move(holder));
+    auto c = make_constant(what, dtype, rank, dims, data, data_size, copy, std::move(holder),
+                           b->file_mapping);
     int id = g.intern(name);
     Value& v = g.values[id];
     if (v.constant) fail(LOOM_ERROR_INVALID_MODEL, what + " is defined twice");
@@ -314,8 +353,38 @@ loom_status_t* add_attr_graph(loom_node_builder_t* n, const char* name,
     auto sub = std::make_unique<loom_graph_builder_t>();
     sub->graph = a.graph.get();
     sub->depth = parent->depth + 1;
+    sub->file_mapping = parent->file_mapping;
     *out = sub.get();
     parent->nested.push_back(std::move(sub));
+  });
+}
+
+loom_status_t* set_value_container(loom_graph_builder_t* b, const char* name, uint32_t flags) {
+  return guard_status([&] {
+    Graph& g = graph_of(b);
+    int id = g.find(str(name));
+    if (id < 0)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "set_value_container: '" + str(name) +
+                                            "' was not declared with add_input, add_output or "
+                                            "add_value_info");
+    Value& v = g.values[id];
+    switch (flags) {
+      case LOOM_VALUE_SEQUENCE:
+        v.kind = ValueKind::kSequence;
+        break;
+      case LOOM_VALUE_OPTIONAL:
+        v.kind = ValueKind::kOptionalTensor;
+        break;
+      case LOOM_VALUE_SEQUENCE | LOOM_VALUE_OPTIONAL:
+        v.kind = ValueKind::kOptionalSequence;
+        break;
+      default:
+        fail(LOOM_ERROR_INVALID_ARGUMENT,
+             "set_value_container: flags of '" + str(name) +
+                 "' must be LOOM_VALUE_SEQUENCE, LOOM_VALUE_OPTIONAL or both");
+    }
+    if (v.constant)
+      fail(LOOM_ERROR_INVALID_MODEL, "'" + str(name) + "' is an initializer, which is a tensor");
   });
 }
 
@@ -324,7 +393,7 @@ const loom_builder_api_t kBuilderApi = {
     add_output,                 add_value_info,  add_initializer,  add_initializer_borrowed,
     add_node,                   set_attr_int,    set_attr_float,   set_attr_string,
     set_attr_ints,              set_attr_floats, set_attr_strings, set_attr_tensor,
-    add_attr_graph,
+    add_attr_graph,             set_value_container,
 };
 
 }  // namespace

@@ -5,8 +5,10 @@
 
 #include <loom/plugin.h>
 
+#include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 
 struct loom_node_builder_t;
 
@@ -14,6 +16,10 @@ struct loom_graph_builder_t {
   loom::core::Model* model = nullptr;  // set on the top-level builder only
   loom::core::Graph* graph = nullptr;
   int depth = 0;
+  // The model file's read-only private mapping, when the model came from one (nested builders
+  // inherit it). Initializers copied out of it have their pages dropped from the process right
+  // after the copy, so a model's weights are resident once, not twice, while it loads.
+  std::span<const uint8_t> file_mapping;
   std::deque<loom_node_builder_t> nodes;
   std::deque<std::unique_ptr<loom_graph_builder_t>> nested;
 };

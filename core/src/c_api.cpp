@@ -232,6 +232,165 @@ LOOM_API loom_status_t* loom_session_run(loom_session_t* session, size_t num_inp
   });
 }
 
+namespace {
+
+loom_value_kind_t public_kind(loom::core::ValueKind k) {
+  switch (k) {
+    case loom::core::ValueKind::kTensor:
+      return LOOM_VALUE_KIND_TENSOR;
+    case loom::core::ValueKind::kSequence:
+      return LOOM_VALUE_KIND_SEQUENCE;
+    case loom::core::ValueKind::kOptionalTensor:
+      return LOOM_VALUE_KIND_OPTIONAL_TENSOR;
+    case loom::core::ValueKind::kOptionalSequence:
+      return LOOM_VALUE_KIND_OPTIONAL_SEQUENCE;
+  }
+  return LOOM_VALUE_KIND_TENSOR;
+}
+
+// The application's value as a host value; tensors are borrowed.
+loom::core::HostValue borrow_value(const std::string& name, const loom_value_t& v) {
+  using loom::core::HostValue;
+  using loom::core::ValueKind;
+  if (v.struct_size < sizeof(loom_value_t))
+    fail(LOOM_ERROR_INVALID_ARGUMENT,
+         "input '" + name + "': loom_value_t.struct_size is too small");
+  if (v.num_tensors && !v.tensors)
+    fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has tensors = NULL");
+  auto element = [&](size_t i) {
+    return loom::core::borrow_host_tensor(name + "' element '" + std::to_string(i), v.tensors[i]);
+  };
+  HostValue h;
+  h.present = true;
+  h.elem_dtype = v.elem_dtype;
+  switch (v.kind) {
+    case LOOM_VALUE_KIND_TENSOR:
+      if (v.num_tensors != 1)
+        fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' is a tensor value with " +
+                                              std::to_string(v.num_tensors) + " tensors (needs 1)");
+      return loom::core::borrow_host_tensor(name, v.tensors[0]);
+    case LOOM_VALUE_KIND_SEQUENCE:
+    case LOOM_VALUE_KIND_OPTIONAL_SEQUENCE: {
+      HostValue seq;
+      seq.present = true;
+      seq.kind = ValueKind::kSequence;
+      seq.elem_dtype = v.elem_dtype;
+      for (size_t i = 0; i < v.num_tensors; ++i) seq.elements.push_back(element(i));
+      if (v.kind == LOOM_VALUE_KIND_SEQUENCE) return seq;
+      h.kind = ValueKind::kOptionalSequence;
+      if (v.has_value)
+        h.elements.push_back(seq);
+      else if (v.num_tensors)
+        fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' is an empty optional with tensors");
+      return h;
+    }
+    case LOOM_VALUE_KIND_OPTIONAL_TENSOR:
+      h.kind = ValueKind::kOptionalTensor;
+      if (v.num_tensors != (v.has_value ? 1u : 0u))
+        fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' is an optional tensor with " +
+                                              std::to_string(v.num_tensors) + " tensors (needs " +
+                                              (v.has_value ? "1" : "0") + ")");
+      if (v.has_value) h.elements.push_back(element(0));
+      return h;
+  }
+  fail(LOOM_ERROR_INVALID_ARGUMENT,
+       "input '" + name + "' has an unknown kind " + std::to_string(static_cast<int>(v.kind)));
+}
+
+// Copies `tensors` into a malloc'd array of malloc'd host tensors in `out` (struct already
+// zeroed and typed by the caller).
+void fill_tensors(const std::vector<const loom_tensor_t*>& tensors, loom_value_t& out) {
+  if (tensors.empty()) return;
+  auto* array =
+      static_cast<loom_host_tensor_t*>(std::calloc(tensors.size(), sizeof(loom_host_tensor_t)));
+  if (!array) fail(LOOM_ERROR_OUT_OF_MEMORY, "out of memory copying an output");
+  out.tensors = array;
+  for (const loom_tensor_t* t : tensors) {
+    loom::core::copy_to_host_tensor(*t, array[out.num_tensors]);
+    ++out.num_tensors;  // counted only once copied, so a release frees exactly these
+  }
+}
+
+void to_public_value(const loom::core::HostValue& h, loom_value_t& out) {
+  using loom::core::ValueKind;
+  std::memset(&out, 0, sizeof out);
+  out.struct_size = sizeof out;
+  out.kind = public_kind(h.kind);
+  std::vector<const loom_tensor_t*> tensors;
+  if (h.is_tensor()) {
+    out.elem_dtype = h.t.dtype;
+    out.has_value = true;
+    tensors.push_back(&h.t);
+  } else {
+    out.elem_dtype = h.elem_dtype;
+    out.has_value = h.kind == ValueKind::kSequence || !h.elements.empty();
+    const std::vector<loom::core::HostValue>& elements =
+        h.kind == ValueKind::kOptionalSequence
+            ? (h.elements.empty() ? h.elements : h.elements[0].elements)
+            : h.elements;
+    for (const loom::core::HostValue& e : elements) tensors.push_back(&e.t);
+  }
+  fill_tensors(tensors, out);
+}
+
+}  // namespace
+
+extern "C" {
+
+LOOM_API loom_value_kind_t loom_model_input_kind(const loom_model_t* m, size_t index) {
+  if (!m) return LOOM_VALUE_KIND_TENSOR;
+  std::vector<int> ids = feedable_inputs(*m->model->graph);
+  return index < ids.size() ? public_kind(m->model->graph->values[ids[index]].kind)
+                            : LOOM_VALUE_KIND_TENSOR;
+}
+
+LOOM_API loom_value_kind_t loom_model_output_kind(const loom_model_t* m, size_t index) {
+  if (!m) return LOOM_VALUE_KIND_TENSOR;
+  const auto& g = *m->model->graph;
+  return index < g.outputs.size() ? public_kind(g.values[g.outputs[index]].kind)
+                                  : LOOM_VALUE_KIND_TENSOR;
+}
+
+LOOM_API void loom_value_release(loom_value_t* value) {
+  if (!value) return;
+  for (size_t i = 0; i < value->num_tensors && value->tensors; ++i)
+    std::free(value->tensors[i].data);
+  std::free(value->tensors);
+  value->tensors = nullptr;
+  value->num_tensors = 0;
+}
+
+LOOM_API loom_status_t* loom_session_run_values(loom_session_t* session, size_t num_inputs,
+                                                const char* const* input_names,
+                                                const loom_value_t* inputs, size_t num_outputs,
+                                                loom_value_t* outputs) {
+  size_t touched = 0;  // outputs zeroed so far (emitted in order)
+  loom_status_t* status = guard_status([&] {
+    if (!session) fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_session_run_values: session is NULL");
+    if (num_inputs && (!input_names || !inputs))
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "input names or values are NULL");
+    size_t count = session->impl->num_outputs();
+    if (num_outputs < count || (count && !outputs))
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "room for " + std::to_string(count) + " outputs is needed");
+    std::vector<std::string> names;
+    std::vector<loom::core::HostValue> values;
+    for (size_t i = 0; i < num_inputs; ++i) {
+      names.push_back(input_names[i] ? input_names[i] : "");
+      values.push_back(borrow_value(names.back(), inputs[i]));
+    }
+    session->impl->run_values(names, values, [&](size_t i, const loom::core::HostValue& v) {
+      std::memset(&outputs[i], 0, sizeof outputs[i]);
+      touched = i + 1;  // a partly filled output is released below too
+      to_public_value(v, outputs[i]);
+    });
+  });
+  if (status)
+    for (size_t i = 0; i < touched; ++i) loom_value_release(&outputs[i]);
+  return status;
+}
+
+}  // extern "C"
+
 static char* dup_string(const std::string& s) {
   char* p = static_cast<char*>(std::malloc(s.size() + 1));
   if (!p) fail(LOOM_ERROR_OUT_OF_MEMORY, "out of memory");

@@ -60,7 +60,7 @@ std::vector<int64_t> dims_of(const loom_tensor_t& t) {
 // A copy that owns its bytes, for values that pass through a step unchanged (the session frees
 // the input's memory after its last reader).
 HostValue owned(const HostValue& in) {
-  if (!in.present || in.owner) return in;
+  if (!in.present || in.owner || !in.is_tensor()) return in;  // containers own their elements
   std::vector<std::shared_ptr<void>> deps;
   HostValue out = allocate(in.t.dtype, dims_of(in.t));
   if (in.t.byte_size) std::memcpy(out.t.data, in.t.data, in.t.byte_size);
@@ -306,8 +306,13 @@ std::vector<HostValue> run_scan(const Node& node, const std::vector<HostValue>& 
 
 }  // namespace
 
-HostValue allocate_host_value(loom_dtype_t dtype, const std::vector<int64_t>& dims) {
-  return allocate(dtype, dims);
+HostValue allocate_host_value(loom_dtype_t dtype, const std::vector<int64_t>& dims,
+                              std::vector<std::shared_ptr<void>> deps) {
+  return allocate(dtype, dims, std::move(deps));
+}
+
+HostValue owned_host_value(const HostValue& in) {
+  return owned(in);
 }
 
 size_t host_value_bytes(const loom_tensor_t& t) {

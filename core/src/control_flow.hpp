@@ -13,15 +13,30 @@
 
 namespace loom::core {
 
-// A tensor in host memory, kept alive by `owner` (null when someone else owns the bytes).
+// A tensor in host memory, kept alive by `owner` (null when someone else owns the bytes), or a
+// sequence/optional value (kind != kTensor): a list of host tensors that own their bytes.
 struct HostValue {
   bool present = false;  // false: an omitted optional input
-  loom_tensor_t t{};
+  loom_tensor_t t{};     // kTensor only
   std::shared_ptr<void> owner;
+  ValueKind kind = ValueKind::kTensor;
+  // kSequence: the elements (tensors). kOptionalTensor: none (empty optional) or one tensor.
+  // kOptionalSequence: none or one sequence.
+  std::vector<HostValue> elements;
+  // Containers: the element dtype (what an empty sequence or optional was declared to hold).
+  loom_dtype_t elem_dtype = LOOM_DTYPE_UNDEFINED;
+
+  bool is_tensor() const { return kind == ValueKind::kTensor; }
 };
 
-// A new host tensor (uninitialized bytes) that owns its memory.
-HostValue allocate_host_value(loom_dtype_t dtype, const std::vector<int64_t>& dims);
+// A new host tensor (uninitialized bytes) that owns its memory; `deps` are kept alive with it
+// (the owners of whatever its STRING views point into).
+HostValue allocate_host_value(loom_dtype_t dtype, const std::vector<int64_t>& dims,
+                              std::vector<std::shared_ptr<void>> deps = {});
+
+// A copy of tensor `in` that owns its bytes (STRING characters included); `in` itself when it
+// already has an owner. Containers keep tensors after the session frees their producers.
+HostValue owned_host_value(const HostValue& in);
 
 // Bytes of a host tensor's data (STRING tensors: the loom_string_t array).
 size_t host_value_bytes(const loom_tensor_t& t);

@@ -28,6 +28,15 @@ const std::set<std::string>& data_movement_ops() {
   return ops;
 }
 
+// Sequence and optional ops: host steps over lists of tensors, copies at most.
+const std::set<std::string>& container_ops() {
+  static const std::set<std::string> ops = {
+      "SequenceEmpty", "SequenceConstruct",  "SequenceInsert",     "SequenceAt",
+      "SequenceErase", "SequenceLength",     "ConcatFromSequence", "SplitToSequence",
+      "Optional",      "OptionalHasElement", "OptionalGetElement"};
+  return ops;
+}
+
 // Ops costing several FLOPs per element (normalizations, softmax, transcendental functions).
 double per_element_factor(const std::string& op) {
   static const std::map<std::string, double> factors = {{"Softmax", 5},
@@ -215,7 +224,7 @@ double estimate_flops(const Graph& g, const Node& node, const std::vector<ValueF
     const Shape* x = in_shape(0);
     return x ? element_count(*x) : 0;
   }
-  if (data_movement_ops().count(op)) return 0;
+  if (data_movement_ops().count(op) || container_ops().count(op)) return 0;
   return out_elems * per_element_factor(op);
 }
 

@@ -87,6 +87,20 @@ int32_t GraphView::add_value(int value_id, uint32_t extra_flags) {
       s.info.dim_params = s.dim_params.data();
     }
     s.info.arena_offset = f ? f->arena_offset : -1;
+    // Sequences and optionals (ABI 1.2): flagged, described by their elements.
+    switch (f && f->known ? f->kind : v.kind) {
+      case ValueKind::kTensor:
+        break;
+      case ValueKind::kSequence:
+        s.info.flags |= LOOM_VALUE_SEQUENCE;
+        break;
+      case ValueKind::kOptionalTensor:
+        s.info.flags |= LOOM_VALUE_OPTIONAL;
+        break;
+      case ValueKind::kOptionalSequence:
+        s.info.flags |= LOOM_VALUE_SEQUENCE | LOOM_VALUE_OPTIONAL;
+        break;
+    }
     if (v.outer_scope) s.info.flags |= LOOM_VALUE_OUTER_SCOPE;
   }
   s.info.flags |= extra_flags;

@@ -17,8 +17,9 @@ namespace loom::core {
 // What a session knows about a value beyond the IR (inferred type and shape, memory plan).
 struct ValueFacts {
   bool known = false;  // false: use the IR's declared dtype/shape
-  loom_dtype_t dtype = LOOM_DTYPE_UNDEFINED;
-  Shape shape;
+  ValueKind kind = ValueKind::kTensor;
+  loom_dtype_t dtype = LOOM_DTYPE_UNDEFINED;  // containers: the element dtype
+  Shape shape;                                // containers: the elements' common shape
   int64_t arena_offset = -1;
 };
 

@@ -11,14 +11,19 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 namespace loom::core {
 namespace {
 
 // A read-only mapping of the model file, alive while the load runs (plugins that borrow
 // initializer bytes keep a reference through add_initializer_borrowed's release callback).
+// The builder drops the pages of initializers it copies out of it (see builder.hpp), so the
+// file's weights do not stay resident beside the core's copy.
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path) {
@@ -56,9 +61,41 @@ class MappedFile {
   size_t size_ = 0;
 };
 
+// "; process resident R MiB, peak P MiB" (VmRSS, VmHWM), or "" where /proc is missing.
+std::string process_memory() {
+  std::ifstream in("/proc/self/status");
+  std::string line, rss, hwm;
+  while (std::getline(in, line)) {
+    auto mib = [&](size_t prefix) {  // the kernel writes kB
+      return std::to_string(std::strtoll(line.c_str() + prefix, nullptr, 10) / 1024);
+    };
+    if (line.rfind("VmRSS:", 0) == 0) rss = mib(6);
+    if (line.rfind("VmHWM:", 0) == 0) hwm = mib(6);
+  }
+  if (rss.empty() || hwm.empty()) return "";
+  return "; process resident " + rss + " MiB, peak " + hwm + " MiB";
+}
+
+// The debug line after a load: what it cost in time and memory (the constants are the weights).
+void log_loaded(const Runtime& runtime, const Model& model,
+                std::chrono::steady_clock::duration took) {
+  size_t constants = 0, bytes = 0;
+  for (const Value& v : model.graph->values)
+    if (v.constant) {
+      ++constants;
+      bytes += v.constant->size;
+    }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+  runtime.log(LOOM_LOG_DEBUG, "loader",
+              "loaded '" + model.path + "' (" + model.format + ") in " + std::to_string(ms) +
+                  " ms: " + std::to_string(constants) + " initializers, " +
+                  std::to_string(bytes >> 20) + " MiB" + process_memory());
+}
+
 }  // namespace
 
 std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
+  const auto started = std::chrono::steady_clock::now();
   auto mapping = std::make_shared<MappedFile>(path);
   const MappedFile& file = *mapping;
   if (runtime.formats.empty()) {
@@ -112,6 +149,7 @@ std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
   loom_graph_builder_t builder;
   builder.model = model.get();
   builder.graph = model->graph.get();
+  builder.file_mapping = std::span<const uint8_t>(file.data(), file.size());
 
   std::string dir = std::filesystem::absolute(path).parent_path().string();
   loom_load_args_t args;
@@ -128,6 +166,7 @@ std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
   } catch (const Error& e) {
     throw Error(e.code(), "'" + path + "': " + e.what());
   }
+  log_loaded(runtime, *model, std::chrono::steady_clock::now() - started);
   return model;
 }
 

@@ -254,7 +254,8 @@ void Session::partition() {
   options_view.facts = &declared;
   GraphView view(g, options_view);
   std::map<int, std::vector<Body>> step_bodies;
-  std::vector<bool> steps = choose_host_steps(view, pinned, declared, step_bodies);
+  std::vector<std::string> step_reasons;
+  std::vector<bool> steps = choose_host_steps(view, pinned, declared, step_bodies, step_reasons);
 
   // Control-flow steps go to a pseudo-device after the real ones: host memory, and nothing
   // else runs there, so islands never move onto or off it. Without steps the problem (and
@@ -291,7 +292,7 @@ void Session::partition() {
       if (reads(id)) n.inputs.push_back(id);
     for (int id : node.outputs)
       if (id >= 0) n.outputs.push_back(id);
-    n.pinned = pinned[k];
+    n.pinned = steps[k] ? -1 : pinned[k];  // sequence steps run on the host whatever the pins
     // Shape and Size only read metadata: they stay with their input's device when the cost
     // model agrees (their output is a few int64s), while the integer arithmetic after them
     // stays on the host.
@@ -300,7 +301,7 @@ void Session::partition() {
     declared_flops_.push_back(n.flops);
     if (steps[k]) {
       n.supported.assign(devices_.size(), false);
-      n.reasons.assign(devices_.size(), "its bodies are split across devices");
+      n.reasons.assign(devices_.size(), step_reasons[k]);
       n.supported.push_back(true);
       n.reasons.push_back("");
       problem.nodes.push_back(std::move(n));
@@ -393,7 +394,11 @@ std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_
           producer_part[id] >= 0 ? static_cast<int>(subgraphs_[producer_part[id]].device) : -1;
       bool source_host = t.from_device < 0 || device_host_memory(t.from_device);
       t.copy = t.from_device != static_cast<int>(sg.device) && !(source_host && target_host);
-      t.bytes = tensor_bytes(p->facts[id].dtype, p->facts[id].shape);
+      // Sequences and optionals stay on the host: nothing to copy, and their facts describe
+      // elements, not the value.
+      t.bytes = p->facts[id].kind == ValueKind::kTensor
+                    ? tensor_bytes(p->facts[id].dtype, p->facts[id].shape)
+                    : 0;
       part.transfers.push_back(t);
     }
     for (int k : sg.nodes) part.flops += estimate_flops(g, g.nodes[k], p->facts);

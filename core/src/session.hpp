@@ -5,6 +5,7 @@
 
 #include <loom/loom.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -72,6 +73,14 @@ struct Prepared {
   size_t planned_peak = 0;
 };
 
+// A malloc'd host copy of host tensor `t` for the application (session_run.cpp): one block,
+// STRING tensors packed as their loom_string_t array followed by the characters, so one free()
+// of out.data releases everything.
+void copy_to_host_tensor(const loom_tensor_t& t, loom_host_tensor_t& out);
+
+// The application's tensor `t` as a host value, borrowed (no owner); checks its rank.
+HostValue borrow_host_tensor(const std::string& name, const loom_host_tensor_t& t);
+
 // `s` as the inside of a JSON string (plan_report.cpp).
 std::string json_escape(const std::string& s);
 
@@ -86,8 +95,16 @@ class Session {
   Session(Runtime& runtime, std::shared_ptr<Model> model, const loom_session_options_t& options);
   ~Session();
 
+  // The tensor API (loom_session_run): outputs are malloc'd copies the application frees.
   void run(size_t num_inputs, const char* const* names, const loom_host_tensor_t* inputs,
            size_t num_outputs, loom_host_tensor_t* outputs);
+  // Any input and output kind (tensors, sequences, optionals). `inputs` are borrowed for the
+  // call; `emit(i, value)` receives output i in order: a tensor's bytes are valid during the
+  // call only (copy what you keep), a container's elements own theirs or are the caller's.
+  using OutputSink = std::function<void(size_t index, const HostValue& value)>;
+  void run_values(const std::vector<std::string>& names, const std::vector<HostValue>& inputs,
+                  const OutputSink& emit);
+  size_t num_outputs() const { return model_->graph->outputs.size(); }
   std::string explain();
   std::string plan_json();
   std::string plan_dot();  // plan_dot.cpp
@@ -111,11 +128,13 @@ class Session {
   size_t host_step_device() const { return devices_.size(); }
   std::string device_name(size_t d) const;
   bool device_host_memory(size_t d) const;
-  // Which nodes run as host control-flow steps (their bodies split across devices).
-  // `candidates` gets the bodies of the chosen nodes, ready for create_bodies.
+  // Which nodes run as host steps: control flow whose bodies are split across devices, and
+  // every node that makes or reads a sequence or optional value. `candidates` gets the bodies
+  // of the chosen nodes, ready for create_bodies; `why` (per node) says why a step is one.
   std::vector<bool> choose_host_steps(const GraphView& view, const std::vector<int>& pinned,
                                       const std::vector<ValueFacts>& declared,
-                                      std::map<int, std::vector<Body>>& candidates);
+                                      std::map<int, std::vector<Body>>& candidates,
+                                      std::vector<std::string>& why);
   // A body as a graph of its own: outer-scope reads become inputs typed from `declared`.
   Body make_body(const Attribute& a, const std::vector<ValueFacts>& declared) const;
   // Earliest device in --device order that takes some node of `body` (at any depth).

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "sequence_ops.hpp"
 #include "session.hpp"
 #include "shape_inference.hpp"
 #include "status.hpp"
@@ -14,17 +15,30 @@
 namespace loom::core {
 namespace {
 
-// Sequence and optional values are not in the ABI: nodes that make or read them keep today's
-// whole-node placement on a device that interprets them.
-bool is_sequence_op(const std::string& op) {
-  return op.find("Sequence") != std::string::npos || op.rfind("Optional", 0) == 0;
+// Whether `node` makes or reads a sequence or optional value, by the inferred kinds.
+bool touches_containers(const Graph& g, const Node& node, const std::vector<ValueFacts>& facts) {
+  auto container = [&](int id) {
+    if (id < 0) return false;
+    ValueKind k = static_cast<size_t>(id) < facts.size() && facts[id].known ? facts[id].kind
+                                                                            : g.values[id].kind;
+    return k != ValueKind::kTensor;
+  };
+  for (int id : node.inputs)
+    if (container(id)) return true;
+  for (int id : node.implicit_inputs)
+    if (container(id)) return true;
+  for (int id : node.outputs)
+    if (container(id)) return true;
+  return false;
 }
 
-bool graph_uses_sequences(const Graph& g) {
+bool graph_uses_containers(const Graph& g) {
+  for (const Value& v : g.values)
+    if (v.kind != ValueKind::kTensor) return true;
   for (const Node& n : g.nodes) {
-    if (is_sequence_op(n.op_type)) return true;
+    if (is_sequence_op(n)) return true;
     for (const Attribute& a : n.attributes)
-      if (a.graph && graph_uses_sequences(*a.graph)) return true;
+      if (a.graph && graph_uses_containers(*a.graph)) return true;
   }
   return false;
 }
@@ -53,18 +67,6 @@ size_t earliest_device_for_body(const std::vector<std::shared_ptr<DeviceInstance
     }
   }
   return best;
-}
-
-loom_host_tensor_t to_host_tensor(const HostValue& v) {
-  loom_host_tensor_t h;
-  std::memset(&h, 0, sizeof h);
-  h.struct_size = sizeof h;
-  h.dtype = v.t.dtype;
-  h.rank = v.t.rank;
-  for (int32_t d = 0; d < v.t.rank; ++d) h.dims[d] = v.t.dims[d];
-  h.data = v.t.data;
-  h.byte_size = v.t.byte_size;
-  return h;
 }
 
 std::string indent_lines(const std::string& text, int indent) {
@@ -120,6 +122,7 @@ Session::Body Session::make_body(const Attribute& a,
     int pid = g.find(v.name);
     if (pid >= 0 && v.dtype == LOOM_DTYPE_UNDEFINED) {
       const ValueFacts& f = declared[pid];
+      v.kind = f.known ? f.kind : g.values[pid].kind;
       v.dtype = f.known ? f.dtype : g.values[pid].dtype;
       v.shape = f.known ? f.shape : g.values[pid].shape;
     }
@@ -144,23 +147,47 @@ size_t Session::earliest_body_device(const Graph& body) const {
 
 std::vector<bool> Session::choose_host_steps(const GraphView& view, const std::vector<int>& pinned,
                                              const std::vector<ValueFacts>& declared,
-                                             std::map<int, std::vector<Body>>& candidates) {
+                                             std::map<int, std::vector<Body>>& candidates,
+                                             std::vector<std::string>& why) {
   const Graph& g = *model_->graph;
   std::vector<bool> steps(g.nodes.size(), false);
+  why.assign(g.nodes.size(), "its bodies are split across devices");
+  const char* kContainers = "sequence and optional values are run by the core on the host";
+  // A host step with every body of `node` a child session.
+  auto make_step = [&](size_t k) {
+    steps[k] = true;
+    std::vector<Body> bodies;
+    for (const Attribute& a : g.nodes[k].attributes)
+      if (a.graph) bodies.push_back(make_body(a, declared));
+    if (!bodies.empty()) candidates[static_cast<int>(k)] = std::move(bodies);
+  };
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& node = g.nodes[k];
-    // A pin keeps the node whole on the device the user named.
-    if (!is_host_control_flow(node) || pinned[k] >= 0) continue;
-    bool sequences = false;
+    // Sequence and optional values live in the core (devices never see them): nodes that
+    // make or read them are host steps, whatever the pins say.
+    if (is_sequence_op(node) ||
+        (node.op_type == "Identity" && touches_containers(g, node, declared))) {
+      make_step(k);
+      why[k] = kContainers;
+      continue;
+    }
+    if (!is_host_control_flow(node)) continue;
+    // Control flow carrying containers, or with bodies that use them, runs on the host too
+    // (pins included): devices cannot take a node whose values they cannot see.
+    bool containers = touches_containers(g, node, declared);
     for (const Attribute& a : node.attributes)
-      if (a.graph && graph_uses_sequences(*a.graph)) sequences = true;
-    auto from_sequence = [&](int id) {
-      return id >= 0 && g.values[id].producer >= 0 &&
-             is_sequence_op(g.nodes[g.values[id].producer].op_type);
-    };
-    for (int id : node.inputs) sequences = sequences || from_sequence(id);
-    for (int id : node.implicit_inputs) sequences = sequences || from_sequence(id);
-    if (sequences) continue;
+      if (a.graph && graph_uses_containers(*a.graph)) containers = true;
+    if (containers) {
+      make_step(k);
+      why[k] = kContainers;
+      runtime_.log(LOOM_LOG_INFO, "scheduler",
+                   node.describe() +
+                       " runs as a control-flow step on the host: it carries "
+                       "sequence or optional values");
+      continue;
+    }
+    // A pin keeps the node whole on the device the user named.
+    if (pinned[k] >= 0) continue;
 
     size_t whole = devices_.size();
     for (size_t d = 0; d < devices_.size() && whole == devices_.size(); ++d) {
@@ -241,8 +268,12 @@ std::vector<HostValue> Session::run_step(int k, const std::vector<HostValue>& in
   const Graph& g = *model_->graph;
   std::map<std::string, HostValue> by_name;
   for (const auto& [id, v] : outer) by_name[g.values[id].name] = v;
-  StepRunner runner(*this, bodies_.at(k), by_name);
-  return run_control_flow(g.nodes[k], inputs, runner);
+  auto it = bodies_.find(k);
+  std::vector<Body> no_bodies;
+  StepRunner runner(*this, it != bodies_.end() ? it->second : no_bodies, by_name);
+  const Node& node = g.nodes[k];
+  if (is_host_control_flow(node)) return run_control_flow(node, inputs, runner);
+  return run_sequence_op(node, inputs, &runner);
 }
 
 std::vector<HostValue> Session::run_body(Body& body, const std::vector<HostValue>& formal,
@@ -251,36 +282,42 @@ std::vector<HostValue> Session::run_body(Body& body, const std::vector<HostValue
     fail(LOOM_ERROR_INVALID_ARGUMENT, "body '" + body.attribute + "' takes " +
                                           std::to_string(body.formal.size()) + " inputs, given " +
                                           std::to_string(formal.size()));
-  std::vector<const char*> names;
-  std::vector<loom_host_tensor_t> tensors;
+  std::vector<std::string> names;
+  std::vector<HostValue> values;
   for (size_t i = 0; i < formal.size(); ++i) {
     if (!formal[i].present) continue;
-    names.push_back(body.formal[i].c_str());
-    tensors.push_back(to_host_tensor(formal[i]));
+    names.push_back(body.formal[i]);
+    values.push_back(formal[i]);
   }
   for (const std::string& name : body.outer) {
     auto it = outer.find(name);
     if (it == outer.end() || !it->second.present)
       fail(LOOM_ERROR_INTERNAL, "body '" + body.attribute + "' reads '" + name +
                                     "', which the enclosing graph did not provide");
-    names.push_back(name.c_str());
-    tensors.push_back(to_host_tensor(it->second));
+    names.push_back(name);
+    values.push_back(it->second);
   }
-  size_t count = body.graph->outputs.size();
-  std::vector<loom_host_tensor_t> outs(count);
-  body.session->run(tensors.size(), names.data(), tensors.data(), count, outs.data());
-  std::vector<HostValue> result(count);
-  for (size_t i = 0; i < count; ++i) {
+  std::vector<HostValue> result(body.graph->outputs.size());
+  body.session->run_values(names, values, [&](size_t i, const HostValue& v) {
+    // Containers own their elements (or hold the application's, valid for the whole run);
+    // a tensor's bytes are the child's, so they are copied into a block the step owns.
+    if (!v.is_tensor()) {
+      result[i] = v;
+      return;
+    }
+    loom_host_tensor_t h;
+    std::memset(&h, 0, sizeof h);
+    copy_to_host_tensor(v.t, h);
     HostValue& r = result[i];
     r.present = true;
-    r.owner = std::shared_ptr<void>(outs[i].data, std::free);
+    r.owner = std::shared_ptr<void>(h.data, std::free);
     r.t.struct_size = sizeof r.t;
-    r.t.dtype = outs[i].dtype;
-    r.t.rank = outs[i].rank;
-    for (int32_t d = 0; d < outs[i].rank; ++d) r.t.dims[d] = outs[i].dims[d];
-    r.t.data = outs[i].data;
-    r.t.byte_size = outs[i].byte_size;
-  }
+    r.t.dtype = h.dtype;
+    r.t.rank = h.rank;
+    for (int32_t d = 0; d < h.rank; ++d) r.t.dims[d] = h.dims[d];
+    r.t.data = h.data;
+    r.t.byte_size = h.byte_size;
+  });
   return result;
 }
 

@@ -3,16 +3,15 @@
 // and compiles the plan this executes).
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "session.hpp"
 #include "status.hpp"
 
 namespace loom::core {
-namespace {
 
-// Host copy of a tensor for the application. STRING tensors are packed into one block: the
-// loom_string_t array followed by the bytes, so one free() releases everything.
-void to_host(const loom_tensor_t& t, const void* host_data, loom_host_tensor_t& out) {
+void copy_to_host_tensor(const loom_tensor_t& t, loom_host_tensor_t& out) {
+  const void* host_data = t.data;
   out.struct_size = sizeof out;
   out.dtype = t.dtype;
   out.rank = t.rank;
@@ -44,23 +43,214 @@ void to_host(const loom_tensor_t& t, const void* host_data, loom_host_tensor_t& 
   out.byte_size = bytes;
 }
 
+namespace {}  // namespace
+
+HostValue borrow_host_tensor(const std::string& name, const loom_host_tensor_t& t) {
+  if (t.rank < 0 || t.rank > LOOM_MAX_RANK)
+    fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has an invalid rank");
+  HostValue h;
+  h.present = true;
+  h.t.struct_size = sizeof h.t;
+  h.t.dtype = t.dtype;
+  h.t.rank = t.rank;
+  for (int32_t d = 0; d < t.rank; ++d) h.t.dims[d] = t.dims[d];
+  h.t.data = t.data;
+  h.t.byte_size = t.byte_size;
+  return h;
+}
+
+namespace {
+
+// Checks a tensor the application gave (`what` names it): rank, dims, dtype against `dtype`
+// (UNDEFINED: any), byte count; and, when `check_extents`, the shape against `declared`.
+void check_tensor(const std::string& what, const loom_tensor_t& t, loom_dtype_t dtype,
+                  const Shape& declared, bool check_extents) {
+  if (t.rank < 0 || t.rank > LOOM_MAX_RANK)
+    fail(LOOM_ERROR_INVALID_ARGUMENT, what + " has an invalid rank");
+  Shape s;
+  s.rank = t.rank;
+  s.dims.assign(t.dims, t.dims + t.rank);
+  for (int64_t d : s.dims)
+    if (d < 0) fail(LOOM_ERROR_INVALID_ARGUMENT, what + " has a negative dimension");
+  if (dtype != LOOM_DTYPE_UNDEFINED && t.dtype != dtype)
+    fail(LOOM_ERROR_INVALID_ARGUMENT,
+         what + " is " + dtype_name(t.dtype) + " but the model expects " + dtype_name(dtype));
+  if (check_extents && declared.rank >= 0) {
+    bool ok = declared.rank == t.rank;
+    for (int32_t d = 0; ok && d < t.rank; ++d)
+      if (declared.dims[d] >= 0 && declared.dims[d] != t.dims[d]) ok = false;
+    if (!ok)
+      fail(LOOM_ERROR_INVALID_ARGUMENT,
+           what + " has shape " + s.to_string() + " but the model expects " + declared.to_string());
+  }
+  if (t.dtype != LOOM_DTYPE_STRING && dtype_size(t.dtype) == 0)
+    fail(LOOM_ERROR_INVALID_ARGUMENT, what + " has an unsupported element type");
+  size_t expect = t.dtype == LOOM_DTYPE_STRING
+                      ? static_cast<size_t>(s.element_count()) * sizeof(loom_string_t)
+                      : tensor_bytes(t.dtype, s);
+  if (t.byte_size != expect || (expect && !t.data))
+    fail(LOOM_ERROR_INVALID_ARGUMENT, what + " has " + std::to_string(t.byte_size) +
+                                          " bytes of data, but shape " + s.to_string() + " " +
+                                          dtype_name(t.dtype) + " needs " + std::to_string(expect));
+}
+
+// Checks the application's value for graph input `v` and returns it as the graph holds it: a
+// tensor or sequence given for an optional input becomes an optional holding it. A body
+// (not `top_level`) checks no extents: it takes what its step feeds.
+HostValue bind_input(const Value& v, const HostValue& in, bool top_level) {
+  const std::string what = "input '" + v.name + "'";
+  if (!in.present) fail(LOOM_ERROR_INVALID_ARGUMENT, what + " is not present");
+  // A tensor input with a default (initializer) may take any shape the user feeds.
+  bool extents = top_level && !v.constant;
+  if (v.kind == ValueKind::kTensor) {
+    // A body input declared without a type takes whatever its step carries.
+    if (!in.is_tensor() && !top_level && v.dtype == LOOM_DTYPE_UNDEFINED && v.shape.rank < 0)
+      return in;
+    if (!in.is_tensor())
+      fail(LOOM_ERROR_INVALID_ARGUMENT, what + " is a tensor in the model but a value of type " +
+                                            value_kind_name(in.kind) + " was given");
+    check_tensor(what, in.t, v.dtype, v.shape, extents);
+    return in;
+  }
+  bool optional = v.kind == ValueKind::kOptionalTensor || v.kind == ValueKind::kOptionalSequence;
+  ValueKind inner =
+      v.kind == ValueKind::kOptionalTensor ? ValueKind::kTensor : ValueKind::kSequence;
+  HostValue value = in;
+  if (optional && in.kind == inner) {  // a present optional given as its content
+    value = HostValue{};
+    value.present = true;
+    value.kind = v.kind;
+    value.elem_dtype = inner == ValueKind::kTensor ? in.t.dtype : in.elem_dtype;
+    value.elements.push_back(in);
+  }
+  if (value.kind != v.kind)
+    fail(LOOM_ERROR_INVALID_ARGUMENT, what + " is of type " + value_kind_name(v.kind) +
+                                          " in the model but a value of type " +
+                                          value_kind_name(in.kind) + " was given" +
+                                          (in.is_tensor() ? " (pass sequences and optionals "
+                                                            "with loom_session_run_values)"
+                                                          : ""));
+  if (optional && value.elements.size() > 1)
+    fail(LOOM_ERROR_INVALID_ARGUMENT, what + " is an optional with more than one value");
+  loom_dtype_t dtype = v.dtype != LOOM_DTYPE_UNDEFINED ? v.dtype : value.elem_dtype;
+  if (value.elem_dtype != LOOM_DTYPE_UNDEFINED && dtype != LOOM_DTYPE_UNDEFINED &&
+      value.elem_dtype != dtype)
+    fail(LOOM_ERROR_INVALID_ARGUMENT, what + " holds " + dtype_name(value.elem_dtype) +
+                                          " tensors but the model expects " + dtype_name(dtype));
+  // Elements may differ in shape (a sequence's declared element shape is a join), so only their
+  // rank, type and bytes are checked.
+  Shape any_extent;
+  auto check_sequence = [&](const HostValue& seq, const std::string& seq_what) {
+    if (seq.kind != ValueKind::kSequence)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, seq_what + " must be a sequence");
+    for (size_t e = 0; e < seq.elements.size(); ++e) {
+      if (!seq.elements[e].is_tensor() || !seq.elements[e].present)
+        fail(LOOM_ERROR_INVALID_ARGUMENT,
+             seq_what + " element " + std::to_string(e) + " must be a tensor");
+      check_tensor(seq_what + " element " + std::to_string(e), seq.elements[e].t, dtype, any_extent,
+                   false);
+    }
+  };
+  if (value.kind == ValueKind::kSequence) check_sequence(value, what);
+  if (value.kind == ValueKind::kOptionalSequence && !value.elements.empty())
+    check_sequence(value.elements[0], what);
+  if (value.kind == ValueKind::kOptionalTensor && !value.elements.empty()) {
+    if (!value.elements[0].is_tensor())
+      fail(LOOM_ERROR_INVALID_ARGUMENT, what + " must hold a tensor");
+    check_tensor(what, value.elements[0].t, dtype, v.shape, extents);
+  }
+  if (value.elem_dtype == LOOM_DTYPE_UNDEFINED) value.elem_dtype = dtype;
+  return value;
+}
+
+Shape shape_of(const loom_tensor_t& t) {
+  Shape s;
+  s.rank = t.rank;
+  s.dims.assign(t.dims, t.dims + t.rank);
+  return s;
+}
+
+// The shape every element has (unknown where they differ; unknown rank when there are none).
+Shape common_shape(const std::vector<HostValue>& elements) {
+  Shape s;
+  for (size_t e = 0; e < elements.size(); ++e) {
+    Shape x = shape_of(elements[e].t);
+    if (e == 0) {
+      s = x;
+    } else if (s.rank != x.rank) {
+      return Shape{};
+    } else {
+      for (int32_t d = 0; d < s.rank; ++d)
+        if (s.dims[d] != x.dims[d]) s.dims[d] = -1;
+    }
+  }
+  return s;
+}
+
+// What inference starts from for a bound input.
+ValueFacts facts_of(const HostValue& h, const Value& v) {
+  ValueFacts f;
+  f.known = true;
+  f.kind = h.kind;
+  if (h.is_tensor()) {
+    f.dtype = h.t.dtype;
+    f.shape = shape_of(h.t);
+    return f;
+  }
+  f.dtype = h.elem_dtype != LOOM_DTYPE_UNDEFINED ? h.elem_dtype : v.dtype;
+  if (h.kind == ValueKind::kSequence) f.shape = common_shape(h.elements);
+  if (h.kind == ValueKind::kOptionalTensor && !h.elements.empty())
+    f.shape = shape_of(h.elements[0].t);
+  if (h.kind == ValueKind::kOptionalSequence && !h.elements.empty())
+    f.shape = common_shape(h.elements[0].elements);
+  return f;
+}
+
 }  // namespace
 
 void Session::run(size_t num_inputs, const char* const* names, const loom_host_tensor_t* inputs,
                   size_t num_outputs, loom_host_tensor_t* outputs) {
-  std::lock_guard<std::mutex> lock(mutex_);
   const Graph& g = *model_->graph;
   if (num_inputs && (!names || !inputs))
     fail(LOOM_ERROR_INVALID_ARGUMENT, "input names or tensors are NULL");
   if (num_outputs < g.outputs.size() || (g.outputs.size() && !outputs))
     fail(LOOM_ERROR_INVALID_ARGUMENT,
          "room for " + std::to_string(g.outputs.size()) + " outputs is needed");
+  std::vector<std::string> input_names;
+  std::vector<HostValue> values;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    input_names.push_back(names[i] ? names[i] : "");
+    values.push_back(borrow_host_tensor(input_names.back(), inputs[i]));
+  }
+  size_t done = 0;
+  try {
+    run_values(input_names, values, [&](size_t i, const HostValue& v) {
+      if (!v.is_tensor())
+        fail(LOOM_ERROR_UNSUPPORTED, "output '" + g.values[g.outputs[i]].name + "' is of type " +
+                                         value_kind_name(v.kind) +
+                                         ": read it with loom_session_run_values");
+      std::memset(&outputs[i], 0, sizeof outputs[i]);
+      copy_to_host_tensor(v.t, outputs[i]);
+      done = i + 1;
+    });
+  } catch (...) {
+    for (size_t i = 0; i < done; ++i) std::free(outputs[i].data);
+    throw;
+  }
+}
+
+void Session::run_values(const std::vector<std::string>& names,
+                         const std::vector<HostValue>& inputs, const OutputSink& emit) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Graph& g = *model_->graph;
+  if (names.size() != inputs.size())
+    fail(LOOM_ERROR_INVALID_ARGUMENT, "input names and values differ in number");
 
   // Bind and check the inputs.
-  std::vector<const loom_host_tensor_t*> given(g.values.size(), nullptr);
+  std::vector<HostValue> bound(g.values.size());
   std::set<int> fed;
-  for (size_t i = 0; i < num_inputs; ++i) {
-    std::string name = names[i] ? names[i] : "";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string& name = names[i];
     int id = g.find(name);
     if (id < 0 || !g.values[id].graph_input) {
       std::string list;
@@ -69,42 +259,13 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
       fail(LOOM_ERROR_INVALID_ARGUMENT,
            "the model has no input '" + name + "' (its inputs: " + list + ")");
     }
-    if (given[id]) fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' is given twice");
-    const Value& v = g.values[id];
-    const loom_host_tensor_t& t = inputs[i];
-    if (t.rank < 0 || t.rank > LOOM_MAX_RANK)
-      fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has an invalid rank");
-    Shape s;
-    s.rank = t.rank;
-    s.dims.assign(t.dims, t.dims + t.rank);
-    for (int64_t d : s.dims)
-      if (d < 0) fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has a negative dimension");
-    if (v.dtype != LOOM_DTYPE_UNDEFINED && t.dtype != v.dtype)
-      fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' is " + dtype_name(t.dtype) +
-                                            " but the model expects " + dtype_name(v.dtype));
-    if (v.shape.rank >= 0 && depth_ == 0) {  // bodies: see finish_construction
-      bool ok = v.shape.rank == t.rank;
-      for (int32_t d = 0; ok && d < t.rank; ++d)
-        if (v.shape.dims[d] >= 0 && v.shape.dims[d] != t.dims[d]) ok = false;
-      if (!ok && !v.constant)
-        fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has shape " + s.to_string() +
-                                              " but the model expects " + v.shape.to_string());
-    }
-    size_t expect = t.dtype == LOOM_DTYPE_STRING
-                        ? static_cast<size_t>(s.element_count()) * sizeof(loom_string_t)
-                        : tensor_bytes(t.dtype, s);
-    if (t.dtype != LOOM_DTYPE_STRING && dtype_size(t.dtype) == 0)
-      fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has an unsupported element type");
-    if (t.byte_size != expect || (expect && !t.data))
-      fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has " + std::to_string(t.byte_size) +
-                                            " bytes of data, but shape " + s.to_string() + " " +
-                                            dtype_name(t.dtype) + " needs " +
-                                            std::to_string(expect));
-    given[id] = &t;
-    if (v.constant) fed.insert(id);
+    if (bound[id].present) fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' is given twice");
+    // Bodies take what the step feeds (see finish_construction).
+    bound[id] = bind_input(g.values[id], inputs[i], depth_ == 0);
+    if (g.values[id].constant) fed.insert(id);
   }
   for (int id : g.inputs)
-    if (!given[id] && !g.values[id].constant)
+    if (!bound[id].present && !g.values[id].constant)
       fail(LOOM_ERROR_INVALID_ARGUMENT,
            "input '" + g.values[id].name + "' is required but was not given");
 
@@ -112,14 +273,11 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
   std::string key;
   std::vector<ValueFacts> input_facts(g.values.size());
   for (int id : g.inputs) {
-    if (!given[id]) continue;
-    const loom_host_tensor_t& t = *given[id];
+    if (!bound[id].present) continue;
     ValueFacts& f = input_facts[id];
-    f.known = true;
-    f.dtype = t.dtype;
-    f.shape.rank = t.rank;
-    f.shape.dims.assign(t.dims, t.dims + t.rank);
-    key += std::to_string(id) + ":" + std::to_string(t.dtype) + ":" + f.shape.to_string() + ";";
+    f = facts_of(bound[id], g.values[id]);
+    key += std::to_string(id) + ":" + std::to_string(static_cast<int>(f.kind)) + ":" +
+           std::to_string(f.dtype) + ":" + f.shape.to_string() + ";";
   }
   auto it = prepared_.find(key);
   if (it == prepared_.end()) {
@@ -139,6 +297,7 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
     int device = -1;  // -1: host memory not owned by a device
     int remaining = 0;
     std::shared_ptr<void> owner;  // host memory a control-flow step made
+    HostValue container;          // a sequence or optional a step made (t unused)
   };
   std::vector<Slot> slots(g.values.size());
   auto free_slot = [&](Slot& s) {
@@ -155,16 +314,16 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
   } cleanup{slots, free_slot};
 
   for (int id : g.inputs) {
-    if (!given[id]) continue;
-    const loom_host_tensor_t& h = *given[id];
+    if (!bound[id].present) continue;
+    const HostValue& h = bound[id];
     Slot& s = slots[id];
     s.present = true;
-    s.t.struct_size = sizeof s.t;
-    s.t.dtype = h.dtype;
-    s.t.rank = h.rank;
-    for (int32_t d = 0; d < h.rank; ++d) s.t.dims[d] = h.dims[d];
-    s.t.data = h.data;
-    s.t.byte_size = h.byte_size;
+    if (h.is_tensor()) {
+      s.t = h.t;
+      s.owner = h.owner;
+    } else {
+      s.container = h;
+    }
     s.remaining = p.consumers[id];
   }
 
@@ -187,6 +346,7 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
     }
     Slot& s = slots[id];
     if (!s.present) fail(LOOM_ERROR_INTERNAL, "value '" + v.name + "' was not computed before use");
+    if (!s.container.is_tensor()) return s.container;
     if (s.t.data || !s.t.byte_size) {
       h.present = true;
       h.t = s.t;
@@ -228,9 +388,13 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
                "output '" + g.values[id].name + "' of a control-flow step was not produced");
         Slot& s = slots[id];
         s.present = true;
-        s.t = it->second.t;
+        if (it->second.is_tensor()) {
+          s.t = it->second.t;
+          s.owner = it->second.owner;
+        } else {
+          s.container = it->second;
+        }
         s.device = -1;
-        s.owner = it->second.owner;
         s.remaining = p.consumers[id];
         if (s.remaining == 0) free_slot(s);
       }
@@ -257,6 +421,9 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
       if (!s.present)
         fail(LOOM_ERROR_INTERNAL,
              "value '" + g.values[part.inputs[i]].name + "' was not computed before use");
+      if (!s.container.is_tensor())
+        fail(LOOM_ERROR_INTERNAL, "value '" + g.values[part.inputs[i]].name +
+                                      "' is a sequence or optional but reached a device");
       loom_tensor_t t = s.t;
       bool src_host_visible = s.device < 0 || devices_[s.device]->host_memory();
       if (s.device < 0 && !t.data && t.byte_size)
@@ -317,40 +484,41 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
     }
   }
 
-  // Outputs to the application.
-  size_t done = 0;
-  try {
-    for (; done < g.outputs.size(); ++done) {
-      int id = g.outputs[done];
-      const Value& v = g.values[id];
-      loom_host_tensor_t& out = outputs[done];
-      std::memset(&out, 0, sizeof out);
-      Slot& s = slots[id];
-      if (s.present) {
-        const void* src = s.t.data;
-        std::vector<uint8_t> bounce;
-        if (!src && s.t.byte_size) {
-          bounce.resize(s.t.byte_size);
-          DeviceInstance& from = *devices_[s.device];
-          throw_if_error(from.api().copy_to_host(from.handle(), s.t.buffer, s.t.offset,
-                                                 bounce.data(), s.t.byte_size),
-                         "copy from device '" + from.name() + "'");
-          src = bounce.data();
-        }
-        to_host(s.t, src, out);
-      } else if (v.constant) {
-        loom_tensor_t t{};
-        t.dtype = v.constant->dtype;
-        t.rank = static_cast<int32_t>(v.constant->dims.size());
-        for (int32_t d = 0; d < t.rank; ++d) t.dims[d] = v.constant->dims[d];
-        to_host(t, v.constant->data, out);
-      } else {
-        fail(LOOM_ERROR_INTERNAL, "output '" + v.name + "' was not computed");
+  // Outputs to the application, in order.
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    int id = g.outputs[i];
+    const Value& v = g.values[id];
+    Slot& s = slots[id];
+    HostValue out;
+    std::vector<uint8_t> bounce;
+    if (s.present && !s.container.is_tensor()) {
+      out = s.container;
+    } else if (s.present) {
+      out.present = true;
+      out.t = s.t;
+      out.owner = s.owner;
+      if (!s.t.data && s.t.byte_size) {
+        bounce.resize(s.t.byte_size);
+        DeviceInstance& from = *devices_[s.device];
+        throw_if_error(from.api().copy_to_host(from.handle(), s.t.buffer, s.t.offset, bounce.data(),
+                                               s.t.byte_size),
+                       "copy from device '" + from.name() + "'");
+        out.t.data = bounce.data();
       }
+      out.t.buffer = nullptr;
+      out.t.offset = 0;
+    } else if (v.constant) {
+      out.present = true;
+      out.t.struct_size = sizeof out.t;
+      out.t.dtype = v.constant->dtype;
+      out.t.rank = static_cast<int32_t>(v.constant->dims.size());
+      for (int32_t d = 0; d < out.t.rank; ++d) out.t.dims[d] = v.constant->dims[d];
+      out.t.data = const_cast<void*>(v.constant->data);
+      out.t.byte_size = v.constant->size;
+    } else {
+      fail(LOOM_ERROR_INTERNAL, "output '" + v.name + "' was not computed");
     }
-  } catch (...) {
-    for (size_t i = 0; i < done; ++i) std::free(outputs[i].data);
-    throw;
+    emit(i, out);
   }
 }
 

@@ -1,8 +1,9 @@
 #include "shape_inference.hpp"
 
-#include "status.hpp"
-
 #include <cstring>
+
+#include "sequence_ops.hpp"
+#include "status.hpp"
 
 namespace loom::core {
 
@@ -13,6 +14,7 @@ void infer_shapes(const Graph& g, const SchemaRegistry& schemas, std::vector<Val
     if (facts[id].known) continue;
     if (v.constant || v.graph_input || v.outer_scope) {
       facts[id].known = true;
+      facts[id].kind = v.kind;
       facts[id].dtype = v.dtype;
       facts[id].shape = v.shape;
     }
@@ -21,6 +23,26 @@ void infer_shapes(const Graph& g, const SchemaRegistry& schemas, std::vector<Val
   // (views are pointer structs) and exactly what plugin schemas get.
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& node = g.nodes[k];
+    // Sequence and optional nodes: the core's own inference (the ABI has no container types).
+    std::vector<ValueFacts> declared(node.inputs.size());
+    std::vector<const ValueFacts*> in_facts(node.inputs.size(), nullptr);
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      int id = node.inputs[i];
+      if (id < 0) continue;
+      if (!facts[id].known) {
+        declared[i].known = true;
+        declared[i].kind = g.values[id].kind;
+        declared[i].dtype = g.values[id].dtype;
+        declared[i].shape = g.values[id].shape;
+      }
+      in_facts[i] = facts[id].known ? &facts[id] : &declared[i];
+    }
+    std::vector<ValueFacts> container_out;
+    if (infer_sequence_node(node, in_facts, container_out)) {
+      for (size_t i = 0; i < node.outputs.size(); ++i)
+        if (node.outputs[i] >= 0) facts[node.outputs[i]] = container_out[i];
+      continue;
+    }
     std::vector<loom_value_info_t> infos(node.inputs.size());
     std::vector<std::vector<int64_t>> dims(node.inputs.size());
     std::vector<const loom_value_info_t*> ptrs(node.inputs.size(), nullptr);
@@ -65,6 +87,14 @@ void infer_shapes(const Graph& g, const SchemaRegistry& schemas, std::vector<Val
       const Value& v = g.values[id];
       ValueFacts& f = facts[id];
       f.known = true;
+      f.kind = v.kind;
+      if (v.kind != ValueKind::kTensor) {
+        // A declared sequence/optional (e.g. an If/Loop output): the schemas, which see
+        // tensors only, cannot describe it; its declaration can.
+        f.dtype = v.dtype;
+        f.shape = v.shape;
+        continue;
+      }
       f.dtype = out[i].dtype != LOOM_DTYPE_UNDEFINED ? out[i].dtype : v.dtype;
       if (out[i].rank >= 0) {
         f.shape = Shape{};

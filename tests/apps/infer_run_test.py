@@ -78,7 +78,7 @@ def case_help_and_version(env):
         assert text in p.stdout, f"--help lacks '{text}'"
     p = env.run("--version", plugins=False)
     assert p.returncode == 0 and p.stdout.startswith("infer-run "), p.stdout
-    assert "plugin ABI 1.1" in p.stdout, p.stdout
+    assert "plugin ABI 1.2" in p.stdout, p.stdout
 
 
 def case_usage_errors(env):
@@ -143,7 +143,7 @@ def case_list_plugins(env):
     rows = {line.split()[0]: line for line in p.stdout.splitlines() if line.strip()}
     for name in ("onnx", "cpu"):
         assert name in rows, f"plugin {name} not listed: {p.stdout}"
-        assert "ABI 1.1" in rows[name] and env.plugin_dir in rows[name], rows[name]
+        assert "ABI 1.2" in rows[name] and env.plugin_dir in rows[name], rows[name]
     assert "format onnx" in rows["onnx"] and "device cpu" in rows["cpu"], p.stdout
 
 
@@ -226,6 +226,44 @@ def case_run_random_inputs(env):
     assert json.loads(p.stdout)["outputs"]["z"]["shape"] == [2, 3], p.stdout
     expect_error(env.run(dyn, "--shape", "x=2x4", "--shape", "y=2x3"), EXIT_USAGE,
                  "input 'x'", "[2, 4]")
+
+
+def case_sequence_models(env):
+    """Sequences inside a graph run; sequence graph inputs/outputs get one clear line."""
+    x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, 4])
+    # Split into rows of 2, 1 and 3, drop the middle one, concatenate the rest on a new axis 1.
+    inner = save_model(
+        env, "seq_inner",
+        [helper.make_node("Constant", [], ["lens"],
+                          value=numpy_helper.from_array(np.array([2, 1, 3], np.int64))),
+         helper.make_node("SplitToSequence", ["x", "lens"], ["seq"], axis=0),
+         helper.make_node("Constant", [], ["pos"], value=numpy_helper.from_array(np.array(1, np.int64))),
+         helper.make_node("SequenceErase", ["seq", "pos"], ["rest"]),
+         helper.make_node("SequenceLength", ["rest"], ["count"]),
+         helper.make_node("ConcatFromSequence", ["rest"], ["y"], axis=0)],
+        [x_info],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 4]),
+         helper.make_tensor_value_info("count", TensorProto.INT64, [])])
+    x = np.arange(24, dtype=np.float32).reshape(6, 4)
+    np.save(env.path("x.npy"), x)
+    p = env.run(inner, "-i", "x=" + env.path("x.npy"), "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    y = np.array(doc["outputs"]["y"]["values"], np.float32).reshape(doc["outputs"]["y"]["shape"])
+    np.testing.assert_array_equal(y, np.concatenate([x[:2], x[3:]]))
+    assert doc["outputs"]["count"]["values"] == [2], doc["outputs"]["count"]
+
+    seq_in = save_model(
+        env, "seq_input",
+        [helper.make_node("SequenceLength", ["s"], ["n"])],
+        [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("n", TensorProto.INT64, [])])
+    expect_error(env.run(seq_in), EXIT_USAGE, "input 's' is a seq(tensor)", "loom_session_run_values")
+    seq_out = save_model(
+        env, "seq_output",
+        [helper.make_node("SplitToSequence", ["x"], ["s"], axis=0)],
+        [x_info], [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)])
+    expect_error(env.run(seq_out), EXIT_USAGE, "output 's' is a seq(tensor)")
 
 
 def case_scheduler_flags(env):

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 #include <loom_apps/dtype.hpp>
+#include <loom_apps/tensor_proto.hpp>
 #include <map>
 #include <thread>
 
@@ -77,6 +78,67 @@ TEST(Compare, HalfPrecisionComparesAsValues) {
   EXPECT_FALSE(compare_tensors(a, b));
   b.as<uint16_t>()[0] = loom::apps::float_to_half(1.5f);
   EXPECT_TRUE(compare_tensors(a, b));
+}
+
+TEST(Compare, ValuesCompareKindPresenceCountThenElements) {
+  using loom::apps::HostValue;
+  using loom::apps::ValueKind;
+  HostValue seq;
+  seq.kind = ValueKind::kSequence;
+  seq.tensors = {floats({1, 2}), floats({3})};
+  EXPECT_FALSE(compare_values(seq, seq));
+  HostValue shorter = seq;
+  shorter.tensors.pop_back();
+  auto diff = compare_values(shorter, seq);
+  ASSERT_TRUE(diff);
+  EXPECT_NE(diff->find("got 1 tensors, expected 2"), std::string::npos) << *diff;
+  HostValue off = seq;
+  off.tensors[1] = floats({4});
+  diff = compare_values(off, seq);
+  ASSERT_TRUE(diff);
+  EXPECT_NE(diff->find("element 1: "), std::string::npos) << *diff;
+  HostValue tensor = HostValue::of_tensor(floats({1, 2}));
+  diff = compare_values(tensor, seq);
+  ASSERT_TRUE(diff);
+  EXPECT_NE(diff->find("got a tensor, expected a seq(tensor)"), std::string::npos) << *diff;
+  HostValue none;
+  none.kind = ValueKind::kOptionalTensor;
+  none.has_value = false;
+  HostValue some = none;
+  some.has_value = true;
+  some.tensors = {floats({1})};
+  diff = compare_values(none, some);
+  ASSERT_TRUE(diff);
+  EXPECT_NE(diff->find("got an empty optional"), std::string::npos) << *diff;
+}
+
+TEST(ValueProto, ReadsSequenceAndOptionalTestData) {
+  const std::filesystem::path node = "/usr/share/libonnx-testdata/data/node";
+  if (!std::filesystem::exists(node / "test_sequence_insert_at_back"))
+    GTEST_SKIP() << "no ONNX backend test data";
+  using loom::apps::ValueKind;
+  auto seq = loom::apps::read_value_proto(
+      (node / "test_sequence_insert_at_back/test_data_set_0/input_0.pb").string(),
+      ValueKind::kSequence);
+  EXPECT_EQ(seq.value.kind, ValueKind::kSequence);
+  ASSERT_EQ(seq.value.tensors.size(), 3u);
+  EXPECT_EQ(seq.value.tensors[0].dtype, LOOM_DTYPE_INT64);
+  auto empty = loom::apps::read_value_proto(
+      (node / "test_optional_has_element_empty/test_data_set_0/input_0.pb").string(),
+      ValueKind::kOptionalTensor);
+  EXPECT_FALSE(empty.value.has_value);
+  EXPECT_TRUE(empty.value.tensors.empty());
+  auto some = loom::apps::read_value_proto(
+      (node / "test_optional_get_element_sequence/test_data_set_0/input_0.pb").string(),
+      ValueKind::kOptionalSequence);
+  EXPECT_TRUE(some.value.has_value);
+  EXPECT_FALSE(some.value.tensors.empty());
+  // Read as the wrong kind, an optional of a sequence says what it holds.
+  EXPECT_THROW(
+      loom::apps::read_value_proto(
+          (node / "test_optional_get_element_sequence/test_data_set_0/input_0.pb").string(),
+          ValueKind::kOptionalTensor),
+      loom::apps::TensorIoError);
 }
 
 TEST(SkipUnclaimed, OnlyTheUnplacedNodeErrorIsASkip) {

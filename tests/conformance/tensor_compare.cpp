@@ -110,4 +110,24 @@ std::optional<std::string> compare_tensors(const HostTensor& actual, const HostT
       std::fabs(first_actual - first_expected), kAbsTolerance, kRelTolerance, differing, count);
 }
 
+std::optional<std::string> compare_values(const loom::apps::HostValue& actual,
+                                          const loom::apps::HostValue& expected) {
+  if (actual.kind != expected.kind)
+    return fmt::format("got a {}, expected a {}", actual.kind_name(), expected.kind_name());
+  bool optional = expected.kind == loom::apps::ValueKind::kOptionalTensor ||
+                  expected.kind == loom::apps::ValueKind::kOptionalSequence;
+  if (optional && actual.has_value != expected.has_value)
+    return fmt::format("got {} optional, expected {}", actual.has_value ? "a present" : "an empty",
+                       expected.has_value ? "a present one" : "an empty one");
+  if (actual.tensors.size() != expected.tensors.size())
+    return fmt::format("got {} tensors, expected {}", actual.tensors.size(),
+                       expected.tensors.size());
+  bool many = expected.kind == loom::apps::ValueKind::kSequence ||
+              expected.kind == loom::apps::ValueKind::kOptionalSequence;
+  for (size_t i = 0; i < expected.tensors.size(); ++i)
+    if (auto diff = compare_tensors(actual.tensors[i], expected.tensors[i]))
+      return many ? fmt::format("element {}: {}", i, *diff) : diff;
+  return std::nullopt;
+}
+
 }  // namespace loom::conformance

@@ -18,4 +18,9 @@ inline constexpr double kAbsTolerance = 1e-7;
 std::optional<std::string> compare_tensors(const loom::apps::HostTensor& actual,
                                            const loom::apps::HostTensor& expected);
 
+// The same for values of any kind: kinds, presence (optionals) and element counts must match,
+// then every element compares as above ("element 2: ...").
+std::optional<std::string> compare_values(const loom::apps::HostValue& actual,
+                                          const loom::apps::HostValue& expected);
+
 }  // namespace loom::conformance

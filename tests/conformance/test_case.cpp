@@ -92,6 +92,44 @@ void run_data_set(loom_session_t* session, const std::string& dir,
   }
 }
 
+// Where the model holds sequences or optionals (test data as SequenceProto/OptionalProto):
+// every file is read as the kind of the model input/output at its position, and the run goes
+// through loom_session_run_values.
+void run_value_data_set(loom_session_t* session, const std::string& dir,
+                        const std::vector<loom_io_info_t>& model_inputs,
+                        const std::vector<loom_io_info_t>& model_outputs,
+                        const std::vector<loom::apps::ValueKind>& input_kinds,
+                        const std::vector<loom::apps::ValueKind>& output_kinds) {
+  std::vector<loom::apps::NamedValue> inputs, expected;
+  std::vector<std::string> input_files = numbered_files(dir, "input_"),
+                           output_files = numbered_files(dir, "output_");
+  if (input_files.size() > model_inputs.size())
+    throw CaseFailure(fmt::format("the test data has {} inputs, the model declares {}",
+                                  input_files.size(), model_inputs.size()));
+  if (output_files.size() > model_outputs.size())
+    throw CaseFailure(fmt::format("the test data has {} outputs, the model declares {}",
+                                  output_files.size(), model_outputs.size()));
+  for (size_t k = 0; k < input_files.size(); ++k)
+    inputs.push_back(loom::apps::read_value_proto(input_files[k], input_kinds[k]));
+  for (size_t k = 0; k < output_files.size(); ++k)
+    expected.push_back(loom::apps::read_value_proto(output_files[k], output_kinds[k]));
+  std::vector<std::string> names;
+  std::vector<const loom::apps::HostValue*> values;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    names.emplace_back(model_inputs[k].name);
+    values.push_back(&inputs[k].value);
+  }
+  std::vector<loom::apps::HostValue> actual;
+  try {
+    actual = loom::apps::run_session_values(session, model_outputs.size(), names, values);
+  } catch (const loom::apps::ApiError& e) {
+    throw CaseFailure(fmt::format("run: {}", e.what()));
+  }
+  for (size_t k = 0; k < expected.size(); ++k)
+    if (auto diff = compare_values(actual[k], expected[k].value))
+      throw CaseFailure(fmt::format("output '{}': {}", model_outputs[k].name, *diff));
+}
+
 }  // namespace
 
 std::vector<TestCase> discover_test_cases(const std::vector<std::string>& roots) {
@@ -150,9 +188,22 @@ CaseResult run_test_case(loom_runtime_t* runtime, const TestCase& test,
         return {Outcome::kSkip, e.what()};
       throw;
     }
+    std::vector<loom::apps::ValueKind> input_kinds, output_kinds;
+    bool tensors_only = true;
+    for (size_t k = 0; k < inputs.size(); ++k)
+      input_kinds.push_back(loom::apps::model_input_kind(model.get(), k));
+    for (size_t k = 0; k < outputs.size(); ++k)
+      output_kinds.push_back(loom::apps::model_output_kind(model.get(), k));
+    for (auto kind : input_kinds)
+      tensors_only = tensors_only && kind == loom::apps::ValueKind::kTensor;
+    for (auto kind : output_kinds)
+      tensors_only = tensors_only && kind == loom::apps::ValueKind::kTensor;
     for (const auto& dir : test.data_sets) {
       stage = fs::path(dir).filename().string();
-      run_data_set(session.get(), dir, inputs, outputs);
+      if (tensors_only)
+        run_data_set(session.get(), dir, inputs, outputs);
+      else
+        run_value_data_set(session.get(), dir, inputs, outputs, input_kinds, output_kinds);
     }
     return {Outcome::kPass, ""};
   } catch (const std::exception& e) {

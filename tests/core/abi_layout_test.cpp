@@ -1,4 +1,4 @@
-// The frozen layout of plugin ABI 1.0 and what 1.1 appended. Generated once from sdk/include/loom/plugin.h and
+// The frozen layout of plugin ABI 1.0 and what 1.1 and 1.2 appended. Generated once from sdk/include/loom/plugin.h and
 // then kept by hand: a released layout must never change. When a minor version appends
 // members, ADD assertions for them; never edit the existing ones.
 #include <loom/plugin.h>
@@ -85,7 +85,11 @@ static_assert(offsetof(loom_builder_api_t, set_attr_floats) == 104, "ABI 1.0 lay
 static_assert(offsetof(loom_builder_api_t, set_attr_strings) == 112, "ABI 1.0 layout of loom_builder_api_t::set_attr_strings changed");
 static_assert(offsetof(loom_builder_api_t, set_attr_tensor) == 120, "ABI 1.0 layout of loom_builder_api_t::set_attr_tensor changed");
 static_assert(offsetof(loom_builder_api_t, add_attr_graph) == 128, "ABI 1.0 layout of loom_builder_api_t::add_attr_graph changed");
-static_assert(sizeof(loom_builder_api_t) == 136, "ABI 1.0 layout of loom_builder_api_t changed");
+// ABI 1.2 appended loom_builder_api_t::set_value_container: the 1.0 prefix (136 bytes) is
+// unchanged.
+static_assert(offsetof(loom_builder_api_t, set_value_container) == 136, "ABI 1.2 layout of loom_builder_api_t::set_value_container changed");
+static_assert(sizeof(loom_builder_api_t) == 144, "ABI 1.2 layout of loom_builder_api_t changed");
+static_assert(LOOM_VALUE_SEQUENCE == 0x10u && LOOM_VALUE_OPTIONAL == 0x20u, "ABI 1.2 value flags changed");
 static_assert(offsetof(loom_load_args_t, struct_size) == 0, "ABI 1.0 layout of loom_load_args_t::struct_size changed");
 static_assert(offsetof(loom_load_args_t, path) == 8, "ABI 1.0 layout of loom_load_args_t::path changed");
 static_assert(offsetof(loom_load_args_t, directory) == 16, "ABI 1.0 layout of loom_load_args_t::directory changed");
@@ -216,8 +220,8 @@ static_assert(offsetof(loom_save_args_t, num_declared_inputs) == 72, "ABI 1.1 la
 static_assert(offsetof(loom_save_args_t, declared_inputs) == 80, "ABI 1.1 layout of loom_save_args_t::declared_inputs changed");
 static_assert(sizeof(loom_save_args_t) == 88, "ABI 1.1 layout of loom_save_args_t changed");
 
-TEST(AbiLayout, VersionIsOnePointOne) {
-  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010001u);
+TEST(AbiLayout, VersionIsOnePointTwo) {
+  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010002u);
   EXPECT_EQ(LOOM_MAX_RANK, 16);
   EXPECT_EQ(LOOM_DTYPE_BFLOAT16, 16);
   EXPECT_EQ(LOOM_ATTR_STRINGS, 8);

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <deque>
 #include <loom_apps/api.hpp>
 #include <loom_apps/dtype.hpp>
 
@@ -106,6 +107,121 @@ HostTensor from_core(const loom_host_tensor_t& t) {
 }
 
 }  // namespace
+
+namespace {
+
+// Borrowed loom_host_tensor_t views of HostTensors (STRING tensors as loom_string_t arrays that
+// view the HostTensor's strings); the views live as long as this object.
+class TensorViews {
+ public:
+  loom_host_tensor_t* add(const std::vector<HostTensor>& tensors) {
+    auto& views = groups_.emplace_back(tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) views[i] = view(tensors[i]);
+    return views.data();
+  }
+
+ private:
+  loom_host_tensor_t view(const HostTensor& in) {
+    loom_host_tensor_t v{};
+    v.struct_size = sizeof(loom_host_tensor_t);
+    v.dtype = in.dtype;
+    v.rank = static_cast<int32_t>(in.dims.size());
+    for (size_t d = 0; d < in.dims.size() && d < LOOM_MAX_RANK; ++d) v.dims[d] = in.dims[d];
+    if (in.dtype == LOOM_DTYPE_STRING) {
+      auto& strings = strings_.emplace_back();
+      for (const auto& s : in.strings) strings.push_back({s.data(), s.size()});
+      v.data = strings.data();
+      v.byte_size = strings.size() * sizeof(loom_string_t);
+    } else {
+      v.data = const_cast<std::byte*>(in.data.data());  // borrowed, read-only by contract
+      v.byte_size = in.data.size();
+    }
+    return v;
+  }
+  std::deque<std::vector<loom_host_tensor_t>> groups_;
+  std::deque<std::vector<loom_string_t>> strings_;
+};
+
+loom_value_kind_t to_core_kind(ValueKind k) {
+  switch (k) {
+    case ValueKind::kTensor:
+      return LOOM_VALUE_KIND_TENSOR;
+    case ValueKind::kSequence:
+      return LOOM_VALUE_KIND_SEQUENCE;
+    case ValueKind::kOptionalTensor:
+      return LOOM_VALUE_KIND_OPTIONAL_TENSOR;
+    case ValueKind::kOptionalSequence:
+      return LOOM_VALUE_KIND_OPTIONAL_SEQUENCE;
+  }
+  return LOOM_VALUE_KIND_TENSOR;
+}
+
+ValueKind from_core_kind(loom_value_kind_t k) {
+  switch (k) {
+    case LOOM_VALUE_KIND_TENSOR:
+      return ValueKind::kTensor;
+    case LOOM_VALUE_KIND_SEQUENCE:
+      return ValueKind::kSequence;
+    case LOOM_VALUE_KIND_OPTIONAL_TENSOR:
+      return ValueKind::kOptionalTensor;
+    case LOOM_VALUE_KIND_OPTIONAL_SEQUENCE:
+      return ValueKind::kOptionalSequence;
+  }
+  throw ApiError(LOOM_ERROR_INTERNAL, "the core returned a value of unknown kind");
+}
+
+}  // namespace
+
+ValueKind model_input_kind(const loom_model_t* model, size_t index) {
+  return from_core_kind(loom_model_input_kind(model, index));
+}
+
+ValueKind model_output_kind(const loom_model_t* model, size_t index) {
+  return from_core_kind(loom_model_output_kind(model, index));
+}
+
+std::vector<HostValue> run_session_values(loom_session_t* session, size_t num_outputs,
+                                          const std::vector<std::string>& input_names,
+                                          const std::vector<const HostValue*>& inputs) {
+  TensorViews views;
+  std::vector<loom_value_t> values(inputs.size());
+  std::vector<const char*> names;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const HostValue& in = *inputs[i];
+    loom_value_t& v = values[i];
+    v = loom_value_t{};
+    v.struct_size = sizeof v;
+    v.kind = to_core_kind(in.kind);
+    v.elem_dtype = in.elem_dtype;
+    v.has_value = in.has_value;
+    v.num_tensors = in.tensors.size();
+    v.tensors = views.add(in.tensors);
+    names.push_back(input_names[i].c_str());
+  }
+  std::vector<loom_value_t> outputs(num_outputs);
+  for (auto& o : outputs) {
+    o = loom_value_t{};
+    o.struct_size = sizeof o;
+  }
+  check(loom_session_run_values(session, values.size(), names.data(), values.data(), outputs.size(),
+                                outputs.data()));
+  std::vector<HostValue> result;
+  result.reserve(outputs.size());
+  try {
+    for (auto& o : outputs) {
+      HostValue& r = result.emplace_back();
+      r.kind = from_core_kind(o.kind);
+      r.has_value = o.has_value;
+      r.elem_dtype = o.elem_dtype;
+      for (size_t t = 0; t < o.num_tensors; ++t) r.tensors.push_back(from_core(o.tensors[t]));
+    }
+  } catch (...) {
+    for (auto& o : outputs) loom_value_release(&o);
+    throw;
+  }
+  for (auto& o : outputs) loom_value_release(&o);
+  return result;
+}
 
 std::vector<HostTensor> run_session(loom_session_t* session, size_t num_outputs,
                                     const std::vector<std::string>& input_names,

@@ -41,4 +41,18 @@ HostTensor HostTensor::zeros(loom_dtype_t dtype, std::vector<int64_t> dims) {
   return t;
 }
 
+const char* HostValue::kind_name() const {
+  switch (kind) {
+    case ValueKind::kTensor:
+      return "tensor";
+    case ValueKind::kSequence:
+      return "seq(tensor)";
+    case ValueKind::kOptionalTensor:
+      return "optional(tensor)";
+    case ValueKind::kOptionalSequence:
+      return "optional(seq(tensor))";
+  }
+  return "unknown";
+}
+
 }  // namespace loom::apps

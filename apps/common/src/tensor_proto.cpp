@@ -1,6 +1,7 @@
 // ONNX TensorProto <-> HostTensor, through the system's libonnx_proto (never a private copy of
 // onnx.proto: two registrations of the same descriptors in one process abort).
 #include <fmt/format.h>
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
@@ -71,12 +72,10 @@ void read_typed_fields(const onnx::TensorProto& p, HostTensor& t, size_t count,
   }
 }
 
-}  // namespace
-
-NamedTensor parse_tensor_proto(const std::string& bytes, const std::string& what) {
-  onnx::TensorProto proto;
-  if (bytes.size() > kMaxProtoBytes || !proto.ParseFromString(bytes))
-    throw TensorIoError(fmt::format("{}: not a valid ONNX TensorProto", what));
+// The tensor of a parsed TensorProto; `available` is the size of the file it came from (an
+// element count above it is a lie, refused before allocating).
+NamedTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& what,
+                              size_t available) {
   if (!known_dtype(proto.data_type()))
     throw TensorIoError(fmt::format(
         "{}: unknown or missing data_type {} (is this a TensorProto, not a sequence/map?)", what,
@@ -116,12 +115,84 @@ NamedTensor parse_tensor_proto(const std::string& bytes, const std::string& what
       for (std::byte& b : t.data) b = static_cast<std::byte>(b != std::byte{0});
     return out;
   }
-  if (count > bytes.size())
+  if (count > available)
     throw TensorIoError(fmt::format("{}: shape {} claims more elements than the file holds", what,
                                     t.shape_string()));
   t.data.resize(count * element);
   read_typed_fields(proto, t, count, what);
   return out;
+}
+
+std::vector<HostTensor> sequence_tensors(const onnx::SequenceProto& seq, const std::string& what,
+                                         size_t available) {
+  if (seq.sparse_tensor_values_size() || seq.sequence_values_size() || seq.map_values_size() ||
+      seq.optional_values_size())
+    throw TensorIoError(fmt::format(
+        "{}: only sequences of dense tensors are supported (elem_type {})", what, seq.elem_type()));
+  std::vector<HostTensor> out;
+  for (int i = 0; i < seq.tensor_values_size(); ++i)
+    out.push_back(
+        tensor_from_proto(seq.tensor_values(i), fmt::format("{} element {}", what, i), available)
+            .tensor);
+  return out;
+}
+
+}  // namespace
+
+NamedTensor parse_tensor_proto(const std::string& bytes, const std::string& what) {
+  onnx::TensorProto proto;
+  if (bytes.size() > kMaxProtoBytes || !proto.ParseFromString(bytes))
+    throw TensorIoError(fmt::format("{}: not a valid ONNX TensorProto", what));
+  return tensor_from_proto(proto, what, bytes.size());
+}
+
+NamedValue parse_value_proto(const std::string& bytes, const std::string& what,
+                             ValueKind expected) {
+  NamedValue out;
+  HostValue& v = out.value;
+  v.kind = expected;
+  if (expected == ValueKind::kTensor) {
+    NamedTensor t = parse_tensor_proto(bytes, what);
+    out.name = t.name;
+    v.elem_dtype = t.tensor.dtype;
+    v.tensors.push_back(std::move(t.tensor));
+    return out;
+  }
+  if (expected == ValueKind::kSequence) {
+    onnx::SequenceProto seq;
+    if (bytes.size() > kMaxProtoBytes || !seq.ParseFromString(bytes))
+      throw TensorIoError(fmt::format("{}: not a valid ONNX SequenceProto", what));
+    out.name = seq.name();
+    v.tensors = sequence_tensors(seq, what, bytes.size());
+    if (!v.tensors.empty()) v.elem_dtype = v.tensors[0].dtype;
+    return out;
+  }
+  onnx::OptionalProto opt;
+  if (bytes.size() > kMaxProtoBytes || !opt.ParseFromString(bytes))
+    throw TensorIoError(fmt::format("{}: not a valid ONNX OptionalProto", what));
+  out.name = opt.name();
+  bool want_sequence = expected == ValueKind::kOptionalSequence;
+  if (opt.has_tensor_value() && !want_sequence) {
+    v.tensors.push_back(tensor_from_proto(opt.tensor_value(), what, bytes.size()).tensor);
+    v.elem_dtype = v.tensors[0].dtype;
+  } else if (opt.has_sequence_value() && want_sequence) {
+    v.tensors = sequence_tensors(opt.sequence_value(), what, bytes.size());
+    if (!v.tensors.empty()) v.elem_dtype = v.tensors[0].dtype;
+  } else if (opt.has_tensor_value() || opt.has_sequence_value() || opt.has_sparse_tensor_value() ||
+             opt.has_map_value() || opt.has_optional_value()) {
+    throw TensorIoError(fmt::format("{}: the optional holds {} but {} was expected", what,
+                                    opt.has_tensor_value()     ? "a tensor"
+                                    : opt.has_sequence_value() ? "a sequence"
+                                                               : "an unsupported value",
+                                    want_sequence ? "a sequence" : "a tensor"));
+  } else {
+    v.has_value = false;  // elem_type may name the type; the value is absent
+  }
+  return out;
+}
+
+NamedValue read_value_proto(const std::string& path, ValueKind expected) {
+  return parse_value_proto(detail::read_file_bytes(path, kMaxProtoBytes), path, expected);
 }
 
 NamedTensor read_tensor_proto(const std::string& path) {

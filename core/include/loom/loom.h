@@ -187,6 +187,53 @@ LOOM_API loom_status_t* loom_session_plan_dot(loom_session_t* session, char** do
 LOOM_API size_t loom_session_planned_peak_bytes(const loom_session_t* session);
 LOOM_API void loom_string_free(char* text);
 
+/* ---- sequence and optional values (0.3) ------------------------------------------------ */
+
+/* What a graph input or output holds: ONNX tensor, seq(tensor), optional(tensor) or
+ * optional(seq(tensor)). */
+typedef enum loom_value_kind_t {
+  LOOM_VALUE_KIND_TENSOR = 0,
+  LOOM_VALUE_KIND_SEQUENCE = 1,
+  LOOM_VALUE_KIND_OPTIONAL_TENSOR = 2,
+  LOOM_VALUE_KIND_OPTIONAL_SEQUENCE = 3
+} loom_value_kind_t;
+
+/* Kind of input/output `index` (same order as loom_model_input/loom_model_output). For a
+ * sequence or optional, the loom_io_info_t of that index describes its elements. TENSOR when
+ * `model` is NULL or `index` is out of range. Thread-safe. */
+LOOM_API loom_value_kind_t loom_model_input_kind(const loom_model_t* model, size_t index);
+LOOM_API loom_value_kind_t loom_model_output_kind(const loom_model_t* model, size_t index);
+
+/* A value of any kind for loom_session_run_values.
+ *   TENSOR:            num_tensors = 1, tensors[0] is the tensor.
+ *   SEQUENCE:          num_tensors elements (0 for an empty sequence) in order.
+ *   OPTIONAL_TENSOR:   has_value false (none, num_tensors 0) or true (num_tensors 1).
+ *   OPTIONAL_SEQUENCE: has_value false (none) or true and num_tensors elements of the sequence.
+ * elem_dtype is the containers' element type (it types an empty sequence or optional; UNDEFINED
+ * lets the model's declaration decide). An input: borrowed for the call, tensors' data as in
+ * loom_session_run. An output: filled by the core; release it with loom_value_release. */
+typedef struct loom_value_t {
+  size_t struct_size;
+  loom_value_kind_t kind;
+  loom_dtype_t elem_dtype;
+  bool has_value;
+  size_t num_tensors;
+  loom_host_tensor_t* tensors;
+} loom_value_t;
+
+/* Frees what the core allocated for an output value (the tensors' data and the array) and
+ * zeroes num_tensors and tensors. NULL is fine. Do not call it on inputs you own. */
+LOOM_API void loom_value_release(loom_value_t* value);
+
+/* Like loom_session_run with values of any kind: inputs by name (a tensor or a sequence may
+ * be given for an optional input of its type); `outputs` must have room for
+ * loom_model_num_outputs entries and receives them in the model's output order. On failure no
+ * output needs releasing. One run at a time per session (it serializes). */
+LOOM_API loom_status_t* loom_session_run_values(loom_session_t* session, size_t num_inputs,
+                                                const char* const* input_names,
+                                                const loom_value_t* inputs, size_t num_outputs,
+                                                loom_value_t* outputs);
+
 /* Bytes of one element of dtype (0 for STRING/UNDEFINED). */
 LOOM_API size_t loom_dtype_size(loom_dtype_t dtype);
 /* "float32", "int64", ... Static storage. */

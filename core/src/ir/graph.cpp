@@ -58,4 +58,18 @@ size_t dtype_size(loom_dtype_t dtype) {
 }
 const char* dtype_name(loom_dtype_t dtype) { return sdk::dtype_name(dtype); }
 
+const char* value_kind_name(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kTensor:
+      return "tensor";
+    case ValueKind::kSequence:
+      return "seq(tensor)";
+    case ValueKind::kOptionalTensor:
+      return "optional(tensor)";
+    case ValueKind::kOptionalSequence:
+      return "optional(seq(tensor))";
+  }
+  return "unknown";
+}
+
 }  // namespace loom::core

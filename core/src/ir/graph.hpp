@@ -49,10 +49,23 @@ struct Shape {
 
 struct Graph;
 
+// What a value holds. Sequences and optionals live only in the core, on the host, as lists of
+// host tensors (an optional: none or one); devices never see them.
+enum class ValueKind : uint8_t {
+  kTensor,
+  kSequence,          // seq(tensor)
+  kOptionalTensor,    // optional(tensor)
+  kOptionalSequence,  // optional(seq(tensor))
+};
+const char* value_kind_name(ValueKind kind);  // "tensor", "seq(tensor)", ...
+
+struct Graph;
+
 struct Value {
   std::string name;
-  loom_dtype_t dtype = LOOM_DTYPE_UNDEFINED;
-  Shape shape;
+  loom_dtype_t dtype = LOOM_DTYPE_UNDEFINED;  // containers: the element dtype
+  Shape shape;                                // containers: the elements' shape, if declared
+  ValueKind kind = ValueKind::kTensor;
   std::shared_ptr<ConstantData> constant;  // initializer
   bool graph_input = false;   // declared in graph inputs (with a constant: overridable default)
   bool graph_output = false;

@@ -9,6 +9,10 @@
  *        builder), devices (capability query, buffers, compile, run), op schemas with shape
  *        inference and op kernels for a named device.
  *   1.1  loom_format_t gains `save` (optional, appended): a format that can write models.
+ *   1.2  sequence and optional values: value flags LOOM_VALUE_SEQUENCE and LOOM_VALUE_OPTIONAL
+ *        (views describe such a value by its elements' dtype and shape), and
+ *        loom_builder_api_t gains `set_value_container` (optional, appended) so a format can
+ *        declare graph inputs and outputs of those types.
  *
  * Versioning rules
  *   - LOOM_ABI_VERSION = (major << 16) | minor. A plugin and a host of different majors never
@@ -49,7 +53,7 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------ */
 
 #define LOOM_ABI_VERSION_MAJOR 1
-#define LOOM_ABI_VERSION_MINOR 1
+#define LOOM_ABI_VERSION_MINOR 2
 #define LOOM_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
 #define LOOM_ABI_VERSION LOOM_MAKE_ABI_VERSION(LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR)
 #define LOOM_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -145,6 +149,11 @@ typedef struct loom_graph_t loom_graph_t;
 #define LOOM_VALUE_CONSTANT 0x4u      /* initializer or folded constant; `data` is set */
 #define LOOM_VALUE_OUTER_SCOPE 0x8u   /* in a nested graph: refers by name to a value of an
                                          enclosing graph (ONNX implicit input) */
+/* 1.2: sequence and optional values (ONNX seq(tensor), optional(tensor), optional(seq(tensor))).
+ * They live in the core, on the host: devices are never asked to run a node that reads or
+ * makes one. dtype, rank and dims of such a value describe its elements. */
+#define LOOM_VALUE_SEQUENCE 0x10u     /* a sequence of tensors */
+#define LOOM_VALUE_OPTIONAL 0x20u     /* an optional (with LOOM_VALUE_SEQUENCE: of a sequence) */
 
 typedef struct loom_value_info_t {
   size_t struct_size;
@@ -287,6 +296,12 @@ typedef struct loom_builder_api_t {
   /* Creates a nested graph attribute and returns its builder (valid until load returns). */
   loom_status_t* (*add_attr_graph)(loom_node_builder_t* n, const char* name,
                                    loom_graph_builder_t** out);
+  /* 1.2 (optional: check struct_size with LOOM_HAS_MEMBER). Marks `name`, declared on this
+   * builder with add_input, add_output or add_value_info, as a sequence and/or optional value:
+   * `flags` is LOOM_VALUE_SEQUENCE, LOOM_VALUE_OPTIONAL, or both for optional(seq(tensor)).
+   * The dtype and shape it was declared with then describe the elements. */
+  loom_status_t* (*set_value_container)(loom_graph_builder_t* b, const char* name,
+                                        uint32_t flags);
 } loom_builder_api_t;
 
 typedef struct loom_load_args_t {

@@ -141,6 +141,15 @@ struct Callbacks {
     graph_of(b).outputs.push_back(make_value(name, dtype, rank, dims, params));
     return nullptr;
   }
+  static loom_status_t* set_value_container(loom_graph_builder_t* b, const char* name,
+                                            uint32_t flags) {
+    if (auto* s = tick()) return s;
+    RecordedGraph& g = graph_of(b);
+    for (auto* list : {&g.inputs, &g.outputs, &g.value_infos})
+      for (RecordedValue& v : *list)
+        if (v.name == name) v.container_flags = flags;
+    return nullptr;
+  }
   static loom_status_t* add_value_info(loom_graph_builder_t* b, const char* name,
                                        loom_dtype_t dtype, int32_t rank, const int64_t* dims,
                                        const char* const* params) {
@@ -257,6 +266,7 @@ FakeBuilder::FakeBuilder() {
   api_.set_attr_strings = Callbacks::set_strings;
   api_.set_attr_tensor = Callbacks::set_tensor;
   api_.add_attr_graph = Callbacks::add_graph;
+  api_.set_value_container = Callbacks::set_value_container;
 }
 
 FakeBuilder::~FakeBuilder() {

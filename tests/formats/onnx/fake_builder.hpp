@@ -36,6 +36,7 @@ struct RecordedValue {
   std::vector<int64_t> dims;
   bool has_dim_params = false;
   std::vector<std::string> dim_params;  // "" where NULL
+  uint32_t container_flags = 0;         // set_value_container (ABI 1.2)
 };
 
 struct RecordedTensor {

@@ -280,7 +280,7 @@ TEST(OnnxGraph, ErrorsInNestedGraphsNameTheirScope) {
             "has 2 bytes but shape scalar float32 needs 4");
 }
 
-TEST(OnnxGraph, SequenceTypedInputIsUnsupported) {
+TEST(OnnxGraph, SequenceTypedInputIsDeclaredAsASequence) {
   ::onnx::ModelProto m = relu_model();
   auto* in = m.mutable_graph()->add_input();
   in->set_name("seq");
@@ -290,26 +290,29 @@ TEST(OnnxGraph, SequenceTypedInputIsUnsupported) {
       ->mutable_tensor_type()
       ->set_elem_type(TP::FLOAT);
   Loaded r = load_model(m);
-  EXPECT_EQ(r.outcome.code, LOOM_ERROR_UNSUPPORTED);
-  EXPECT_EQ(r.outcome.message,
-            "graph input 'seq' has type seq(tensor(float32)): Loom supports only tensor-typed "
-            "graph inputs and outputs (no sequence, map, optional or sparse values)");
+  ASSERT_EQ(r.outcome.code, LOOM_OK) << r.outcome.message;
+  const RecordedValue* seq = r.builder->graph().input("seq");
+  ASSERT_NE(seq, nullptr);
+  EXPECT_EQ(seq->container_flags, LOOM_VALUE_SEQUENCE);
+  EXPECT_EQ(seq->dtype, LOOM_DTYPE_FLOAT32);  // the elements' type
 }
 
-TEST(OnnxGraph, OptionalAndMapOutputsAreUnsupported) {
+TEST(OnnxGraph, OptionalOutputsLoadAndMapOutputsAreUnsupported) {
   ::onnx::ModelProto m = relu_model();
   auto* out = m.mutable_graph()->add_output();
   out->set_name("opt");
   out->mutable_type()
       ->mutable_optional_type()
       ->mutable_elem_type()
+      ->mutable_sequence_type()
+      ->mutable_elem_type()
       ->mutable_tensor_type()
       ->set_elem_type(TP::INT64);
   Loaded r = load_model(m);
-  EXPECT_EQ(r.outcome.code, LOOM_ERROR_UNSUPPORTED);
-  EXPECT_NE(r.outcome.message.find("graph output 'opt' has type optional(tensor(int64))"),
-            std::string::npos)
-      << r.outcome.message;
+  ASSERT_EQ(r.outcome.code, LOOM_OK) << r.outcome.message;
+  ASSERT_EQ(r.builder->graph().outputs.size(), 2u);
+  EXPECT_EQ(r.builder->graph().outputs[1].container_flags,
+            LOOM_VALUE_SEQUENCE | LOOM_VALUE_OPTIONAL);
 
   ::onnx::ModelProto m2 = relu_model();
   auto* map = m2.mutable_graph()->add_output();

@@ -22,16 +22,29 @@ std::vector<fs::path> find_testdata_models(const fs::path& root) {
   return models;
 }
 
+namespace {
+
+// Tensors, seq(tensor), optional(tensor) and optional(seq(tensor)) are what graph inputs and
+// outputs may be (plugin ABI 1.2).
+bool is_loadable_io_type(const ::onnx::TypeProto& type) {
+  const ::onnx::TypeProto* t = &type;
+  if (t->has_optional_type()) t = &t->optional_type().elem_type();
+  if (t->has_sequence_type()) t = &t->sequence_type().elem_type();
+  return t->has_tensor_type();
+}
+
+}  // namespace
+
 std::string expected_refusal(const ::onnx::GraphProto& g) {
   for (const auto* list : {&g.input(), &g.output()})
     for (const auto& v : *list)
-      if (v.has_type() && !v.type().has_tensor_type()) return describe_type(v.type());
+      if (v.has_type() && !is_loadable_io_type(v.type())) return describe_type(v.type());
   for (const auto& node : g.node())
     for (const auto& a : node.attribute()) {
       using A = ::onnx::AttributeProto;
       if (a.type() == A::TENSORS || a.type() == A::GRAPHS || a.type() == A::SPARSE_TENSORS ||
           a.type() == A::TYPE_PROTO || a.type() == A::TYPE_PROTOS)
-        return "attribute type " + A::AttributeType_Name(a.type());
+        return "has type " + A::AttributeType_Name(a.type());
       if (a.has_g())
         if (std::string why = expected_refusal(a.g()); !why.empty()) return why;
     }

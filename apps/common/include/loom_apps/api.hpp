@@ -60,4 +60,14 @@ std::vector<HostTensor> run_session(loom_session_t* session, size_t num_outputs,
                                     const std::vector<std::string>& input_names,
                                     const std::vector<const HostTensor*>& inputs);
 
+// What graph input/output `index` holds (loom_model_input_kind / loom_model_output_kind).
+ValueKind model_input_kind(const loom_model_t* model, size_t index);
+ValueKind model_output_kind(const loom_model_t* model, size_t index);
+
+// Runs the session on named values of any kind (loom_session_run_values) and returns the
+// outputs in model order.
+std::vector<HostValue> run_session_values(loom_session_t* session, size_t num_outputs,
+                                          const std::vector<std::string>& input_names,
+                                          const std::vector<const HostValue*>& inputs);
+
 }  // namespace loom::apps

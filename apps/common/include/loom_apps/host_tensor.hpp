@@ -42,6 +42,28 @@ struct HostTensor {
   }
 };
 
+// What a graph input or output holds (the public API's loom_value_kind_t, without libloom).
+enum class ValueKind { kTensor, kSequence, kOptionalTensor, kOptionalSequence };
+
+// A value of any kind: a tensor (tensors[0]), a sequence of tensors, or an optional of either
+// (has_value false: none).
+struct HostValue {
+  ValueKind kind = ValueKind::kTensor;
+  bool has_value = true;                           // optionals only
+  loom_dtype_t elem_dtype = LOOM_DTYPE_UNDEFINED;  // containers: element type, if known
+  std::vector<HostTensor> tensors;
+
+  static HostValue of_tensor(HostTensor t) {
+    HostValue v;
+    v.elem_dtype = t.dtype;
+    v.tensors.push_back(std::move(t));
+    return v;
+  }
+  bool is_tensor() const { return kind == ValueKind::kTensor; }
+  // "tensor", "seq(tensor)", "optional(tensor)", "optional(seq(tensor))"
+  const char* kind_name() const;
+};
+
 // Checked product of dims; throws TensorIoError naming `what` when a dim is negative or the
 // product does not fit in size_t / exceeds `max_elements`.
 size_t checked_element_count(const std::vector<int64_t>& dims, const std::string& what,

@@ -20,6 +20,18 @@ NamedTensor parse_tensor_proto(const std::string& bytes, const std::string& what
 void write_tensor_proto(const std::string& path, const std::string& name, const HostTensor& tensor);
 std::string serialize_tensor_proto(const std::string& name, const HostTensor& tensor);
 
+struct NamedValue {
+  std::string name;  // the proto's name, may be empty
+  HostValue value;
+};
+
+// ONNX test data of any kind: a TensorProto (kTensor), a SequenceProto of tensors (kSequence)
+// or an OptionalProto (kOptional*: of a tensor or a sequence, or empty). Protobuf cannot tell
+// the messages apart by content, so the caller says which it expects (from the model's
+// declaration). Sequences of non-tensors, maps and sparse tensors are refused.
+NamedValue read_value_proto(const std::string& path, ValueKind expected);
+NamedValue parse_value_proto(const std::string& bytes, const std::string& what, ValueKind expected);
+
 // Reads `path` as .npy or TensorProto, chosen by content (the .npy magic), not by extension.
 NamedTensor read_tensor_file(const std::string& path);
 

@@ -21,7 +21,11 @@ inline constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'M', 'O', 'D', 'L'};
 inline constexpr uint32_t kBinaryVersion = 1;
 // Revision 1: ONNX operator semantics, graph as in plugin ABI 1.0 (values, nodes, attributes,
 // nested graphs).
-inline constexpr uint32_t kGraphSpecRevision = 1;
+// Revision 2: values may be sequences or optionals (kValueSequence / kValueOptional, plugin ABI
+// 1.2), their dtype and shape describing the elements. Writers use it only for models that have
+// such values, so every other file stays readable by revision-1 readers.
+inline constexpr uint32_t kGraphSpecRevision = 2;
+inline constexpr uint32_t kFirstContainerRevision = 2;
 
 inline constexpr size_t kHeaderSize = 64;
 inline constexpr size_t kSectionEntrySize = 24;
@@ -39,6 +43,8 @@ inline constexpr uint32_t kValueInput = 0x1;
 inline constexpr uint32_t kValueOutput = 0x2;
 inline constexpr uint32_t kValueConstant = 0x4;
 inline constexpr uint32_t kValueOuterScope = 0x8;
+inline constexpr uint32_t kValueSequence = 0x10;  // revision 2
+inline constexpr uint32_t kValueOptional = 0x20;  // revision 2
 
 inline size_t align_up(size_t n, size_t alignment) {
   return (n + alignment - 1) / alignment * alignment;

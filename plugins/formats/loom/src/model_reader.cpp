@@ -231,6 +231,7 @@ class GraphDecoder {
       declared[id] = true;
       sdk::check(api_.add_input(b, v.name.c_str(), v.shape.dtype, v.shape.rank, v.shape.dims.data(),
                                 params(v.shape)));
+      declare_container(b, v);
     }
     for (const ValueRecord& v : values)
       if (v.flags & kValueConstant) add_constant(b, v);
@@ -269,6 +270,7 @@ class GraphDecoder {
       const ValueRecord& v = values[id];
       sdk::check(api_.add_output(b, v.name.c_str(), v.shape.dtype, v.shape.rank,
                                  v.shape.dims.data(), params(v.shape)));
+      declare_container(b, v);
     }
     // What the source knew about intermediate values, so shape inference starts from it.
     for (uint32_t i = 0; i < num_values; ++i) {
@@ -277,7 +279,21 @@ class GraphDecoder {
       if (v.shape.dtype == LOOM_DTYPE_UNDEFINED && v.shape.rank < 0) continue;
       sdk::check(api_.add_value_info(b, v.name.c_str(), v.shape.dtype, v.shape.rank,
                                      v.shape.dims.data(), params(v.shape)));
+      declare_container(b, v);
     }
+  }
+
+  // A sequence or optional value (revision 2) is declared as such after its element type.
+  void declare_container(loom_graph_builder_t* b, const ValueRecord& v) {
+    uint32_t container = v.flags & (kValueSequence | kValueOptional);
+    if (!container) return;
+    if (!LOOM_HAS_MEMBER(&api_, loom_builder_api_t, set_value_container) ||
+        !api_.set_value_container)
+      sdk::fail(LOOM_ERROR_UNSUPPORTED,
+                "value '" + v.name +
+                    "' is a sequence or optional, which this Loom core cannot hold (it predates "
+                    "plugin ABI 1.2); upgrade libloom");
+    sdk::check(api_.set_value_container(b, v.name.c_str(), container));
   }
 
   void decode_attribute(loom_node_builder_t* nb, int depth) {

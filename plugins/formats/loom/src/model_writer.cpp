@@ -43,6 +43,8 @@ class GraphEncoder {
   const ByteWriter& bytes() const { return w_; }
   const std::vector<Blob>& blobs() const { return blobs_; }
   uint64_t weights_size() const { return weights_size_; }
+  // The graph-spec revision the encoded graph needs (see file_layout.hpp).
+  uint32_t revision() const { return uses_containers_ ? kFirstContainerRevision : 1; }
 
  private:
   void encode_graph(const loom_graph_t& g, const std::vector<int32_t>& declared_inputs, int depth) {
@@ -93,7 +95,9 @@ class GraphEncoder {
 
   void encode_value(const loom_value_info_t& v) {
     w_.str(v.name ? v.name : "");
-    uint32_t flags = v.flags & (kValueInput | kValueOutput | kValueConstant | kValueOuterScope);
+    uint32_t flags = v.flags & (kValueInput | kValueOutput | kValueConstant | kValueOuterScope |
+                                kValueSequence | kValueOptional);
+    if (flags & (kValueSequence | kValueOptional)) uses_containers_ = true;
     w_.u32(flags);
     encode_shape(v.dtype, v.rank, v.dims, v.dim_params);
     if (flags & kValueConstant) encode_data(v);
@@ -162,6 +166,7 @@ class GraphEncoder {
   ByteWriter w_;
   std::vector<Blob> blobs_;
   uint64_t weights_size_ = 0;
+  bool uses_containers_ = false;
 };
 
 class OutputFile {
@@ -215,7 +220,7 @@ void save_model(const loom_save_args_t& args) {
   ByteWriter head;
   head.put(kMagic, sizeof kMagic);
   head.u32(kBinaryVersion);
-  head.u32(kGraphSpecRevision);
+  head.u32(encoder.revision());
   head.u64(file_size);
   head.u32(2);  // sections
   while (head.size() < kHeaderSize) head.u8(0);

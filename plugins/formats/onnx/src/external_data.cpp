@@ -122,6 +122,16 @@ std::shared_ptr<ExternalData::MappedFile> ExternalData::open(const std::string& 
   return file;
 }
 
+void ExternalData::drop_pages(const void* data, size_t size) {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = (begin + size) / page * page;
+  // Advisory: when it fails the pages merely stay resident until the file is unmapped.
+  if (data && first < last)
+    (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 ExternalData::View ExternalData::read(const ::onnx::TensorProto& t, const std::string& what,
                                       size_t expected_size) {
   std::optional<std::string> location;

@@ -33,6 +33,12 @@ class ExternalData {
   // tensor in errors ("initializer 'w'").
   View read(const ::onnx::TensorProto& t, const std::string& what, size_t expected_size);
 
+  // Drops the whole pages of [data, data + size), which must lie inside a View's mapping, from
+  // the process. Those are clean pages of a private read-only mapping: nothing is lost, a later
+  // read faults them back in from the page cache. Called once the host copied a tensor, so
+  // external weights are not resident twice while a model loads.
+  static void drop_pages(const void* data, size_t size);
+
  private:
   struct MappedFile;
   std::shared_ptr<MappedFile> open(const std::string& location, const std::string& what);

@@ -69,6 +69,8 @@ void add_initializer(const loom_builder_api_t& api, loom_graph_builder_t* b,
     return;
   }
   sdk::check(api.add_initializer(b, name.c_str(), t.dtype, t.rank(), t.dims_ptr(), t.data, t.size));
+  // The builder has its copy; the external file's pages need not stay resident beside it.
+  if (t.mapping) ExternalData::drop_pages(t.data, t.size);
 }
 
 std::string node_description(const ::onnx::NodeProto& node, int index) {
@@ -112,8 +114,9 @@ void GraphLoader::load(::onnx::GraphProto& graph, loom_graph_builder_t* builder,
     TensorType t = tensor_type_of(in, scope + "graph input");
     sdk::check(api_.add_input(builder, in.name().c_str(), t.dtype, t.rank, t.dims_ptr(),
                               t.dim_params_ptr()));
+    declare_container(builder, in, t, scope + "graph input");
   }
-  load_initializers(graph, builder, scope);
+  load_initializers(graph, builder, scope, depth == 0 ? main_raw_data_ : nullptr);
   for (int i = 0; i < graph.node_size(); ++i)
     load_node(*graph.mutable_node(i), i, builder, depth, scope);
   for (int i = 0; i < graph.output_size(); ++i) {
@@ -122,6 +125,7 @@ void GraphLoader::load(::onnx::GraphProto& graph, loom_graph_builder_t* builder,
     TensorType t = tensor_type_of(out, scope + "graph output");
     sdk::check(api_.add_output(builder, out.name().c_str(), t.dtype, t.rank, t.dims_ptr(),
                                t.dim_params_ptr()));
+    declare_container(builder, out, t, scope + "graph output");
   }
   for (const auto& vi : graph.value_info()) {
     // value_info is only a hint: one Loom cannot represent (a sequence, float8, rank > 16) is
@@ -136,13 +140,33 @@ void GraphLoader::load(::onnx::GraphProto& graph, loom_graph_builder_t* builder,
   }
 }
 
+void GraphLoader::declare_container(loom_graph_builder_t* builder,
+                                    const ::onnx::ValueInfoProto& value, const TensorType& type,
+                                    const std::string& role) {
+  if (!type.container_flags) return;
+  // set_value_container came with plugin ABI 1.2; an older core cannot hold such values.
+  if (!LOOM_HAS_MEMBER(&api_, loom_builder_api_t, set_value_container) || !api_.set_value_container)
+    sdk::fail(LOOM_ERROR_UNSUPPORTED,
+              role + " " + quote_name(value.name()) + " has type " + describe_type(value.type()) +
+                  ", which this Loom core cannot hold (it predates plugin ABI 1.2); upgrade "
+                  "libloom");
+  sdk::check(api_.set_value_container(builder, value.name().c_str(), type.container_flags));
+}
+
 void GraphLoader::load_initializers(::onnx::GraphProto& graph, loom_graph_builder_t* builder,
-                                    const std::string& scope) {
+                                    const std::string& scope,
+                                    const std::vector<RawDataSpan>* lifted) {
+  if (lifted && lifted->size() != static_cast<size_t>(graph.initializer_size()))
+    sdk::fail(LOOM_ERROR_INTERNAL, "the parser located " + std::to_string(lifted->size()) +
+                                       " initializers' raw_data but the graph has " +
+                                       std::to_string(graph.initializer_size()));
   for (int i = 0; i < graph.initializer_size(); ++i) {
     ::onnx::TensorProto& init = *graph.mutable_initializer(i);
     if (init.name().empty()) invalid(scope + "initializer #" + std::to_string(i) + " has no name");
-    DecodedTensor t =
-        decode_tensor(init, scope + "initializer " + quote_name(init.name()), external_);
+    // Lifted raw_data goes from the model bytes straight into the builder's copy; the host may
+    // then drop those pages (the core does for its file mapping).
+    DecodedTensor t = decode_tensor(init, scope + "initializer " + quote_name(init.name()),
+                                    external_, lifted ? &(*lifted)[i] : nullptr);
     add_initializer(api_, builder, init.name(), t);
     // The builder has its copy: drop ours now so peak memory stays near one copy of the weights.
     std::string().swap(*init.mutable_raw_data());

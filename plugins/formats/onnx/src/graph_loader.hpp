@@ -8,15 +8,21 @@
 #include <onnx/onnx_pb.h>
 
 #include <string>
+#include <vector>
 
 #include "external_data.hpp"
+#include "model_parser.hpp"
+#include "value_types.hpp"
 
 namespace loom::onnx {
 
 class GraphLoader {
  public:
-  GraphLoader(const loom_builder_api_t& api, ExternalData& external)
-      : api_(api), external_(external) {}
+  // `main_raw_data`: the main graph's initializer raw_data that parse_model left in the model
+  // bytes (one entry per initializer), or NULL when the GraphProto holds it.
+  GraphLoader(const loom_builder_api_t& api, ExternalData& external,
+              const std::vector<RawDataSpan>* main_raw_data = nullptr)
+      : api_(api), external_(external), main_raw_data_(main_raw_data) {}
 
   // Loads `graph` into `builder`. depth 0 is the main graph. `scope` prefixes error messages of
   // nested graphs ("graph 'body' of node 'loop1': "). Initializer raw_data is released as soon
@@ -25,8 +31,11 @@ class GraphLoader {
             const std::string& scope);
 
  private:
+  // Marks a graph input/output of sequence or optional type as such (builder ABI 1.2).
+  void declare_container(loom_graph_builder_t* builder, const ::onnx::ValueInfoProto& value,
+                         const TensorType& type, const std::string& role);
   void load_initializers(::onnx::GraphProto& graph, loom_graph_builder_t* builder,
-                         const std::string& scope);
+                         const std::string& scope, const std::vector<RawDataSpan>* lifted);
   void load_node(::onnx::NodeProto& node, int index, loom_graph_builder_t* builder, int depth,
                  const std::string& scope);
   void load_attribute(::onnx::AttributeProto& attr, const ::onnx::NodeProto& node,
@@ -34,6 +43,7 @@ class GraphLoader {
 
   const loom_builder_api_t& api_;
   ExternalData& external_;
+  const std::vector<RawDataSpan>* main_raw_data_;
 };
 
 // "" for the default ONNX domain, which files spell "" or "ai.onnx".

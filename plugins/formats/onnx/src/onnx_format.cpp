@@ -3,6 +3,7 @@
 #include <loom/plugin.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "dtypes.hpp"
 #include "external_data.hpp"
@@ -80,7 +81,9 @@ void load(const loom_load_args_t& args, const loom_builder_api_t& api,
   if (!args.data && args.size)
     sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "the host passed no model bytes");
   ::onnx::ModelProto model;
-  parse_model(args.data, args.size, model);
+  // The weights stay in the host's bytes until the builder copies them (one copy, not two).
+  std::vector<RawDataSpan> main_raw_data;
+  parse_model(args.data, args.size, model, &main_raw_data);
   if (model.ir_version() <= 0)
     sdk::fail(LOOM_ERROR_INVALID_MODEL,
               "the model has no ir_version (every ONNX exporter writes one; is this an ONNX "
@@ -93,7 +96,7 @@ void load(const loom_load_args_t& args, const loom_builder_api_t& api,
   load_metadata(model, api, builder);
 
   ExternalData external(args.directory);
-  GraphLoader loader(api, external);
+  GraphLoader loader(api, external, main_raw_data.empty() ? nullptr : &main_raw_data);
   loader.load(*model.mutable_graph(), builder, 0, "");
 }
 

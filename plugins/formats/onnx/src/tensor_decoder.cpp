@@ -202,8 +202,14 @@ void to_native_order(DecodedTensor& out) {
 }  // namespace
 
 DecodedTensor decode_tensor(const ::onnx::TensorProto& t, const std::string& what,
-                            ExternalData& external) {
+                            ExternalData& external, const RawDataSpan* lifted_raw_data) {
   DecodedTensor out;
+  const bool has_raw_data = lifted_raw_data ? lifted_raw_data->has_value() : t.has_raw_data();
+  const std::span<const uint8_t> raw_data =
+      lifted_raw_data
+          ? lifted_raw_data->value_or(std::span<const uint8_t>())
+          : std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(t.raw_data().data()),
+                                     t.raw_data().size());
   if (t.data_type() == 0) invalid(what, "data_type is not set");
   out.dtype = dtype_from_onnx(t.data_type());
   if (out.dtype == LOOM_DTYPE_UNDEFINED)
@@ -230,7 +236,7 @@ DecodedTensor decode_tensor(const ::onnx::TensorProto& t, const std::string& wha
   const bool external_data = t.data_location() == ::onnx::TensorProto::EXTERNAL;
   std::vector<const char*> sources;
   if (external_data) sources.push_back("external data");
-  if (t.has_raw_data() && !t.raw_data().empty()) sources.push_back("raw_data");
+  if (has_raw_data && !raw_data.empty()) sources.push_back("raw_data");
   for (Field f : {Field::kFloat, Field::kInt32, Field::kInt64, Field::kDouble, Field::kUint64,
                   Field::kString})
     if (field_count(t, f) > 0) sources.push_back(field_name(f));
@@ -250,16 +256,16 @@ DecodedTensor decode_tensor(const ::onnx::TensorProto& t, const std::string& wha
   }
   if (sources.empty()) {
     if (*count == 0) return out;
-    if (!t.has_raw_data())
+    if (!has_raw_data)
       invalid(what, "shape " + type_desc + " has " + std::to_string(*count) +
                         " elements but the tensor holds no data");
   }
   if (sources.empty() || sources[0] == std::string("raw_data")) {
     if (is_string) invalid(what, "string tensors cannot use raw_data; use string_data");
-    if (t.raw_data().size() != *need)
-      invalid(what, "raw_data has " + std::to_string(t.raw_data().size()) + " bytes but shape " +
+    if (raw_data.size() != *need)
+      invalid(what, "raw_data has " + std::to_string(raw_data.size()) + " bytes but shape " +
                         type_desc + " needs " + std::to_string(*need));
-    out.data = t.raw_data().data();
+    if (!raw_data.empty()) out.data = raw_data.data();  // else the non-NULL kEmpty
     out.size = *need;
     to_native_order(out);
     return out;

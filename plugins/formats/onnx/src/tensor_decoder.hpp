@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "external_data.hpp"
+#include "model_parser.hpp"
 
 namespace loom::onnx {
 
@@ -36,9 +37,11 @@ struct DecodedTensor {
 };
 
 // Decodes `t`. `what` names it in errors, e.g. "initializer 'conv1.weight'". The result may
-// point into `t`, which must outlive it.
+// point into `t`, which must outlive it. `lifted_raw_data`, when given, is the tensor's raw_data
+// that parse_model left in the model bytes (t itself then has none); the result may point into
+// those bytes.
 DecodedTensor decode_tensor(const ::onnx::TensorProto& t, const std::string& what,
-                            ExternalData& external);
+                            ExternalData& external, const RawDataSpan* lifted_raw_data = nullptr);
 
 // Densifies a sparse tensor (values + 1-D linearized or 2-D coordinate indices).
 DecodedTensor decode_sparse_tensor(const ::onnx::SparseTensorProto& t, const std::string& what,

@@ -46,13 +46,23 @@ TensorType tensor_type_of(const ::onnx::ValueInfoProto& value, const std::string
   TensorType out;
   if (!value.has_type() || value.type().value_case() == ::onnx::TypeProto::VALUE_NOT_SET)
     return out;  // untyped (allowed for values inside nested graphs): unknown dtype and rank
-  const ::onnx::TypeProto& type = value.type();
-  if (type.value_case() != ::onnx::TypeProto::kTensorType)
+  // Sequences and optionals of tensors: unwrap to the element tensor type.
+  const ::onnx::TypeProto* type = &value.type();
+  if (type->value_case() == ::onnx::TypeProto::kOptionalType) {
+    out.container_flags |= LOOM_VALUE_OPTIONAL;
+    type = &type->optional_type().elem_type();
+  }
+  if (type->value_case() == ::onnx::TypeProto::kSequenceType) {
+    out.container_flags |= LOOM_VALUE_SEQUENCE;
+    type = &type->sequence_type().elem_type();
+  }
+  if (type->value_case() != ::onnx::TypeProto::kTensorType)
     sdk::fail(LOOM_ERROR_UNSUPPORTED,
-              role + " " + quote_name(value.name()) + " has type " + describe_type(type) +
-                  ": Loom supports only tensor-typed graph inputs and outputs (no sequence, map, "
-                  "optional or sparse values)");
-  const auto& tensor = type.tensor_type();
+              role + " " + quote_name(value.name()) + " has type " + describe_type(value.type()) +
+                  ": Loom supports tensors, seq(tensor), optional(tensor) and "
+                  "optional(seq(tensor)) as graph inputs and outputs (no map, sparse or nested "
+                  "sequence values)");
+  const auto& tensor = type->tensor_type();
   if (tensor.elem_type() != 0) {
     out.dtype = dtype_from_onnx(tensor.elem_type());
     if (out.dtype == LOOM_DTYPE_UNDEFINED)

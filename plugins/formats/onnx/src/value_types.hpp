@@ -11,6 +11,9 @@ namespace loom::onnx {
 
 // A tensor type as the builder wants it. Pointers refer into this object.
 struct TensorType {
+  // 0 for a tensor; LOOM_VALUE_SEQUENCE and/or LOOM_VALUE_OPTIONAL for seq(tensor),
+  // optional(tensor) and optional(seq(tensor)), whose elements the fields below describe.
+  uint32_t container_flags = 0;
   loom_dtype_t dtype = LOOM_DTYPE_UNDEFINED;
   int32_t rank = -1;                    // -1: shape not given
   std::vector<int64_t> dims;            // -1: unknown extent
@@ -29,9 +32,11 @@ std::string describe_type(const ::onnx::TypeProto& type);
 // True if `type` is unset or a tensor type Loom can represent (known element type).
 bool is_loom_tensor_type(const ::onnx::TypeProto& type);
 
-// The tensor type of a graph input/output. `role` ("graph input", "graph output") names it in
-// errors. Throws LOOM_ERROR_UNSUPPORTED for sequence/map/optional/sparse/opaque types and
-// element types Loom lacks, LOOM_ERROR_INVALID_MODEL for a rank above LOOM_MAX_RANK.
+// The type of a graph input/output: a tensor, or a sequence/optional of tensors (described by
+// its element tensor type and container_flags). `role` ("graph input", "graph output") names
+// it in errors. Throws LOOM_ERROR_UNSUPPORTED for map/sparse/opaque types, nested containers
+// other than optional(seq(tensor)) and element types Loom lacks, LOOM_ERROR_INVALID_MODEL for a
+// rank above LOOM_MAX_RANK.
 TensorType tensor_type_of(const ::onnx::ValueInfoProto& value, const std::string& role);
 
 }  // namespace loom::onnx

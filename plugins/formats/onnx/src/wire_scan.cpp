@@ -76,7 +76,121 @@ bool has_onnx_extension(const char* path) {
   return true;
 }
 
+// One field read by next_field: offsets are relative to the reader's range.
+struct Field {
+  uint32_t number = 0;
+  uint32_t wire = 0;
+  size_t start = 0;    // the tag
+  size_t payload = 0;  // length-delimited fields: the first payload byte
+  size_t end = 0;      // one past the field
+};
+
+// Reads the field at `r`; nullopt when it is truncated, malformed or a group.
+std::optional<Field> next_field(Reader& r) {
+  Field f;
+  f.start = r.pos();
+  auto tag = r.varint();
+  if (!tag || (*tag >> 3) == 0 || (*tag >> 3) > 0x1fffffff) return std::nullopt;
+  f.number = static_cast<uint32_t>(*tag >> 3);
+  f.wire = static_cast<uint32_t>(*tag & 7);
+  switch (f.wire) {
+    case kVarint:
+      if (!r.varint()) return std::nullopt;
+      break;
+    case kFixed64:
+      if (!r.skip(8)) return std::nullopt;
+      break;
+    case kFixed32:
+      if (!r.skip(4)) return std::nullopt;
+      break;
+    case kLen: {
+      auto len = r.varint();
+      if (!len) return std::nullopt;
+      f.payload = r.pos();
+      if (!r.skip(*len)) return std::nullopt;
+      break;
+    }
+    default:
+      return std::nullopt;  // groups: no ONNX message uses them
+  }
+  f.end = r.pos();
+  return f;
+}
+
+void put_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+// Field numbers of the messages strip_initializer_raw_data walks (onnx.proto).
+constexpr uint32_t kModelGraph = 7;
+constexpr uint32_t kGraphInitializer = 5;
+constexpr uint32_t kTensorRawData = 9;
+
+// Rewrites the length-delimited message at [begin, begin + size) of `data` field by field:
+// `child` decides for each field whether it is kept as is (returns false) or was handled
+// (returns true, having appended its own replacement to `out`, if any); nullopt stops the walk.
+// `out` is NULL when only surveying.
+template <typename Child>
+bool rewrite_message(const uint8_t* data, size_t begin, size_t size, std::string* out,
+                     Child&& child) {
+  Reader r(data + begin, size);
+  while (!r.at_end()) {
+    auto f = next_field(r);
+    if (!f) return false;
+    std::optional<bool> handled = child(*f, begin, out);
+    if (!handled) return false;
+    if (!*handled && out)
+      out->append(reinterpret_cast<const char*>(data + begin + f->start), f->end - f->start);
+  }
+  return true;
+}
+
+// Appends field `number` holding `payload` as a length-delimited field.
+void put_message(std::string& out, uint32_t number, const std::string& payload) {
+  put_varint(out, (uint64_t{number} << 3) | kLen);
+  put_varint(out, payload.size());
+  out.append(payload);
+}
+
 }  // namespace
+
+std::optional<StrippedModel> strip_initializer_raw_data(const uint8_t* data, size_t size,
+                                                        bool copy) {
+  StrippedModel result;
+  auto tensor = [&](const Field& f, size_t base, std::string*) -> std::optional<bool> {
+    if (f.number != kTensorRawData || f.wire != kLen) return false;
+    // A repeated singular field: protobuf keeps the last one, and so does this.
+    result.raw_data.back() = {true, base + f.payload, f.end - f.payload};
+    result.raw_data_bytes += f.end - f.payload;
+    return true;
+  };
+  auto graph = [&](const Field& f, size_t base, std::string* out) -> std::optional<bool> {
+    if (f.number != kGraphInitializer || f.wire != kLen) return false;
+    result.raw_data.emplace_back();
+    std::string stripped;
+    if (!rewrite_message(data, base + f.payload, f.end - f.payload, out ? &stripped : nullptr,
+                         tensor))
+      return std::nullopt;
+    if (out) put_message(*out, f.number, stripped);
+    return true;
+  };
+  auto model = [&](const Field& f, size_t base, std::string* out) -> std::optional<bool> {
+    if (f.number != kModelGraph || f.wire != kLen) return false;
+    std::string stripped;
+    if (!rewrite_message(data, base + f.payload, f.end - f.payload, out ? &stripped : nullptr,
+                         graph))
+      return std::nullopt;
+    if (out) put_message(*out, f.number, stripped);
+    return true;
+  };
+  if (!data || !rewrite_message(data, 0, size, copy ? &result.bytes : nullptr, model))
+    return std::nullopt;
+  return result;
+}
 
 int32_t probe_model_head(const uint8_t* head, size_t head_size, const char* path) {
   if (!head || head_size == 0) return 0;
