@@ -232,6 +232,8 @@ LOOM_API loom_status_t* loom_session_run(loom_session_t* session, size_t num_inp
   });
 }
 
+}  // extern "C"
+
 namespace {
 
 loom_value_kind_t public_kind(loom::core::ValueKind k) {
@@ -388,8 +390,6 @@ LOOM_API loom_status_t* loom_session_run_values(loom_session_t* session, size_t 
     for (size_t i = 0; i < touched; ++i) loom_value_release(&outputs[i]);
   return status;
 }
-
-}  // extern "C"
 
 static char* dup_string(const std::string& s) {
   char* p = static_cast<char*>(std::malloc(s.size() + 1));
