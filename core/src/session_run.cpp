@@ -43,8 +43,6 @@ void copy_to_host_tensor(const loom_tensor_t& t, loom_host_tensor_t& out) {
   out.byte_size = bytes;
 }
 
-namespace {}  // namespace
-
 HostValue borrow_host_tensor(const std::string& name, const loom_host_tensor_t& t) {
   if (t.rank < 0 || t.rank > LOOM_MAX_RANK)
     fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' has an invalid rank");
@@ -60,6 +58,19 @@ HostValue borrow_host_tensor(const std::string& name, const loom_host_tensor_t& 
 }
 
 namespace {
+
+// A constant as a host value: a view of its bytes, which the model keeps alive.
+HostValue constant_host_value(const ConstantData& c) {
+  HostValue h;
+  h.present = true;
+  h.t.struct_size = sizeof h.t;
+  h.t.dtype = c.dtype;
+  h.t.rank = static_cast<int32_t>(c.dims.size());
+  for (int32_t d = 0; d < h.t.rank; ++d) h.t.dims[d] = c.dims[d];
+  h.t.data = const_cast<void*>(c.data);
+  h.t.byte_size = c.size;
+  return h;
+}
 
 // Checks a tensor the application gave (`what` names it): rank, dims, dtype against `dtype`
 // (UNDEFINED: any), byte count; and, when `check_extents`, the shape against `declared`.
@@ -334,16 +345,7 @@ void Session::run_values(const std::vector<std::string>& names,
     if (id < 0) return h;
     if (auto it = step_values.find(id); it != step_values.end()) return it->second;
     const Value& v = g.values[id];
-    if (v.constant && !fed.count(id)) {
-      h.present = true;
-      h.t.struct_size = sizeof h.t;
-      h.t.dtype = v.constant->dtype;
-      h.t.rank = static_cast<int32_t>(v.constant->dims.size());
-      for (int32_t d = 0; d < h.t.rank; ++d) h.t.dims[d] = v.constant->dims[d];
-      h.t.data = const_cast<void*>(v.constant->data);
-      h.t.byte_size = v.constant->size;
-      return h;
-    }
+    if (v.constant && !fed.count(id)) return constant_host_value(*v.constant);
     Slot& s = slots[id];
     if (!s.present) fail(LOOM_ERROR_INTERNAL, "value '" + v.name + "' was not computed before use");
     if (!s.container.is_tensor()) return s.container;
@@ -508,13 +510,7 @@ void Session::run_values(const std::vector<std::string>& names,
       out.t.buffer = nullptr;
       out.t.offset = 0;
     } else if (v.constant) {
-      out.present = true;
-      out.t.struct_size = sizeof out.t;
-      out.t.dtype = v.constant->dtype;
-      out.t.rank = static_cast<int32_t>(v.constant->dims.size());
-      for (int32_t d = 0; d < out.t.rank; ++d) out.t.dims[d] = v.constant->dims[d];
-      out.t.data = const_cast<void*>(v.constant->data);
-      out.t.byte_size = v.constant->size;
+      out = constant_host_value(*v.constant);
     } else {
       fail(LOOM_ERROR_INTERNAL, "output '" + v.name + "' was not computed");
     }
