@@ -7,6 +7,15 @@
 #include "status.hpp"
 
 namespace loom::core {
+
+size_t element_size(loom_dtype_t dtype) {
+  return dtype == LOOM_DTYPE_STRING ? sizeof(loom_string_t) : dtype_size(dtype);
+}
+
+std::vector<int64_t> dims_of(const loom_tensor_t& t) {
+  return {t.dims, t.dims + t.rank};
+}
+
 namespace {
 
 // Owns a malloc'd block and the owners of whatever its STRING views point into.
@@ -15,10 +24,6 @@ struct Block {
   std::vector<std::shared_ptr<void>> deps;
   ~Block() { std::free(data); }
 };
-
-size_t element_size(loom_dtype_t dtype) {
-  return dtype == LOOM_DTYPE_STRING ? sizeof(loom_string_t) : dtype_size(dtype);
-}
 
 int64_t element_count(const loom_tensor_t& t) {
   int64_t n = 1;
@@ -53,10 +58,6 @@ HostValue allocate(loom_dtype_t dtype, const std::vector<int64_t>& dims,
   return v;
 }
 
-std::vector<int64_t> dims_of(const loom_tensor_t& t) {
-  return {t.dims, t.dims + t.rank};
-}
-
 // A copy that owns its bytes, for values that pass through a step unchanged (the session frees
 // the input's memory after its last reader).
 HostValue owned(const HostValue& in) {
@@ -89,18 +90,6 @@ T read_scalar(const HostValue& v, loom_dtype_t dtype, const std::string& what) {
 
 bool read_bool(const HostValue& v, const std::string& what) {
   return read_scalar<uint8_t>(v, LOOM_DTYPE_BOOL, what) != 0;
-}
-
-HostValue scalar_int64(int64_t x) {
-  HostValue v = allocate(LOOM_DTYPE_INT64, {});
-  std::memcpy(v.t.data, &x, sizeof x);
-  return v;
-}
-
-HostValue scalar_bool(bool x) {
-  HostValue v = allocate(LOOM_DTYPE_BOOL, {});
-  *static_cast<uint8_t*>(v.t.data) = x ? 1 : 0;
-  return v;
 }
 
 // Slice `index` of `in` along `axis`, the axis removed.
@@ -305,6 +294,18 @@ std::vector<HostValue> run_scan(const Node& node, const std::vector<HostValue>& 
 }
 
 }  // namespace
+
+HostValue scalar_int64(int64_t x) {
+  HostValue v = allocate_host_value(LOOM_DTYPE_INT64, {});
+  std::memcpy(v.t.data, &x, sizeof x);
+  return v;
+}
+
+HostValue scalar_bool(bool x) {
+  HostValue v = allocate_host_value(LOOM_DTYPE_BOOL, {});
+  *static_cast<uint8_t*>(v.t.data) = x ? 1 : 0;
+  return v;
+}
 
 HostValue allocate_host_value(loom_dtype_t dtype, const std::vector<int64_t>& dims,
                               std::vector<std::shared_ptr<void>> deps) {

@@ -41,6 +41,14 @@ HostValue owned_host_value(const HostValue& in);
 // Bytes of a host tensor's data (STRING tensors: the loom_string_t array).
 size_t host_value_bytes(const loom_tensor_t& t);
 
+// Helpers the host steps (control flow, sequence ops) share.
+// Bytes of one element; STRING elements are loom_string_t views.
+size_t element_size(loom_dtype_t dtype);
+std::vector<int64_t> dims_of(const loom_tensor_t& t);
+// New scalar tensors that own their bytes.
+HostValue scalar_int64(int64_t x);
+HostValue scalar_bool(bool x);
+
 // What a step needs from its session: run one body (by attribute name) with its formal inputs
 // in order (outer-scope values are the session's business), and the body graph itself for
 // declared output types.

@@ -8,14 +8,6 @@
 namespace loom::core {
 namespace {
 
-size_t element_size(loom_dtype_t dtype) {
-  return dtype == LOOM_DTYPE_STRING ? sizeof(loom_string_t) : dtype_size(dtype);
-}
-
-std::vector<int64_t> dims_of(const loom_tensor_t& t) {
-  return {t.dims, t.dims + t.rank};
-}
-
 int64_t attr_int(const Node& node, const char* name, int64_t fallback) {
   const Attribute* a = node.find_attribute(name);
   return a ? a->i : fallback;
@@ -86,18 +78,6 @@ HostValue element_for(const HostValue& sequence, const HostValue& tensor) {
     invalid(std::string("the tensor is ") + dtype_name(tensor.t.dtype) +
             " but the sequence holds " + dtype_name(sequence.elem_dtype) + " tensors");
   return owned_host_value(tensor);
-}
-
-HostValue scalar_int64(int64_t x) {
-  HostValue v = allocate_host_value(LOOM_DTYPE_INT64, {});
-  std::memcpy(v.t.data, &x, sizeof x);
-  return v;
-}
-
-HostValue scalar_bool(bool x) {
-  HostValue v = allocate_host_value(LOOM_DTYPE_BOOL, {});
-  *static_cast<uint8_t*>(v.t.data) = x ? 1 : 0;
-  return v;
 }
 
 int normalize_axis(int64_t axis, int64_t rank, const char* what) {

@@ -308,15 +308,9 @@ std::vector<HostValue> Session::run_body(Body& body, const std::vector<HostValue
     loom_host_tensor_t h;
     std::memset(&h, 0, sizeof h);
     copy_to_host_tensor(v.t, h);
-    HostValue& r = result[i];
-    r.present = true;
-    r.owner = std::shared_ptr<void>(h.data, std::free);
-    r.t.struct_size = sizeof r.t;
-    r.t.dtype = h.dtype;
-    r.t.rank = h.rank;
-    for (int32_t d = 0; d < h.rank; ++d) r.t.dims[d] = h.dims[d];
-    r.t.data = h.data;
-    r.t.byte_size = h.byte_size;
+    auto owner = std::shared_ptr<void>(h.data, std::free);
+    result[i] = borrow_host_tensor("body output " + std::to_string(i), h);
+    result[i].owner = std::move(owner);
   });
   return result;
 }
