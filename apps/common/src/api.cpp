@@ -120,7 +120,6 @@ class TensorViews {
     return views.data();
   }
 
- private:
   loom_host_tensor_t view(const HostTensor& in) {
     loom_host_tensor_t v{};
     v.struct_size = sizeof(loom_host_tensor_t);
@@ -138,6 +137,8 @@ class TensorViews {
     }
     return v;
   }
+
+ private:
   std::deque<std::vector<loom_host_tensor_t>> groups_;
   std::deque<std::vector<loom_string_t>> strings_;
 };
@@ -226,25 +227,11 @@ std::vector<HostValue> run_session_values(loom_session_t* session, size_t num_ou
 std::vector<HostTensor> run_session(loom_session_t* session, size_t num_outputs,
                                     const std::vector<std::string>& input_names,
                                     const std::vector<const HostTensor*>& inputs) {
-  std::vector<loom_host_tensor_t> views(inputs.size());
-  std::vector<std::vector<loom_string_t>> string_views(inputs.size());
+  TensorViews tensor_views;  // owns the STRING inputs' loom_string_t arrays
+  std::vector<loom_host_tensor_t> views;
   std::vector<const char*> names;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const HostTensor& in = *inputs[i];
-    loom_host_tensor_t& v = views[i];
-    v = loom_host_tensor_t{};
-    v.struct_size = sizeof(loom_host_tensor_t);
-    v.dtype = in.dtype;
-    v.rank = static_cast<int32_t>(in.dims.size());
-    for (size_t d = 0; d < in.dims.size() && d < LOOM_MAX_RANK; ++d) v.dims[d] = in.dims[d];
-    if (in.dtype == LOOM_DTYPE_STRING) {
-      for (const auto& s : in.strings) string_views[i].push_back({s.data(), s.size()});
-      v.data = string_views[i].data();
-      v.byte_size = string_views[i].size() * sizeof(loom_string_t);
-    } else {
-      v.data = const_cast<std::byte*>(in.data.data());  // borrowed, read-only by contract
-      v.byte_size = in.data.size();
-    }
+    views.push_back(tensor_views.view(*inputs[i]));
     names.push_back(input_names[i].c_str());
   }
   std::vector<loom_host_tensor_t> outputs(num_outputs);
