@@ -79,6 +79,7 @@ std::string process_memory() {
 // The debug line after a load: what it cost in time and memory (the constants are the weights).
 void log_loaded(const Runtime& runtime, const Model& model,
                 std::chrono::steady_clock::duration took) {
+  if (!runtime.logs(LOOM_LOG_DEBUG)) return;  // spares the walk and the read of /proc
   size_t constants = 0, bytes = 0;
   for (const Value& v : model.graph->values)
     if (v.constant) {

@@ -64,6 +64,8 @@ class Runtime {
   const loom_kernel_t* find_kernel(const std::string& device, const std::string& domain,
                                    const std::string& op_type, int64_t opset) const;
   void log(loom_log_level_t level, const std::string& source, const std::string& message) const;
+  // Whether a message of `level` would be emitted (to skip building costly ones).
+  bool logs(loom_log_level_t level) const { return level >= options_.log_level; }
 
   // Plugin directories this runtime searched, in order (for error messages and --list-plugins).
   const std::vector<std::string>& search_dirs() const { return search_dirs_; }
