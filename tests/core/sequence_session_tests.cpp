@@ -25,15 +25,20 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-std::unique_ptr<Runtime> cpu_runtime() {
-  const char* plugins[] = {LOOM_TEST_CPU_PLUGIN, LOOM_TEST_LOOM_PLUGIN};
+// The cpu and loom plugins, errors only and swallowed.
+loom_runtime_options_t quiet_cpu_options() {
+  static const char* plugins[] = {LOOM_TEST_CPU_PLUGIN, LOOM_TEST_LOOM_PLUGIN};
   loom_runtime_options_t o{};
   o.struct_size = sizeof o;
   o.num_plugin_paths = 2;
   o.plugin_paths = plugins;
   o.log_level = LOOM_LOG_ERROR;
   o.log_fn = [](void*, loom_log_level_t, const char*, const char*) {};
-  return std::make_unique<Runtime>(o);
+  return o;
+}
+
+std::unique_ptr<Runtime> cpu_runtime() {
+  return std::make_unique<Runtime>(quiet_cpu_options());
 }
 
 // Builds a model through the builder API the format plugins use, then validates it.
@@ -387,13 +392,7 @@ TEST(SequenceSession, PublicApiRunsValues) {
                       ("loom_seq_api_" + std::to_string(::getpid()) + ".loom"))
                          .string();
   save_model(*rt, *insert_model(*rt), "loom", path);
-  const char* plugins[] = {LOOM_TEST_CPU_PLUGIN, LOOM_TEST_LOOM_PLUGIN};
-  loom_runtime_options_t ro{};
-  ro.struct_size = sizeof ro;
-  ro.num_plugin_paths = 2;
-  ro.plugin_paths = plugins;
-  ro.log_level = LOOM_LOG_ERROR;
-  ro.log_fn = [](void*, loom_log_level_t, const char*, const char*) {};
+  const loom_runtime_options_t ro = quiet_cpu_options();
   loom_runtime_t* runtime = nullptr;
   ASSERT_EQ(loom_runtime_create(&ro, &runtime), nullptr);
   loom_model_t* model = nullptr;
