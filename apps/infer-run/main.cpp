@@ -114,23 +114,18 @@ void write_outputs(const Options& o, const RunReport& r) {
 // say so before anything else fails on them with a less helpful message.
 void refuse_containers(const loom_model_t* model, const std::vector<loom_io_info_t>& inputs,
                        const std::vector<loom_io_info_t>& outputs) {
-  auto kind_name = [](loom::apps::ValueKind kind) {
-    loom::apps::HostValue v;
-    v.kind = kind;
-    return std::string(v.kind_name());
-  };
   for (size_t i = 0; i < inputs.size(); ++i)
     if (auto kind = loom::apps::model_input_kind(model, i); kind != loom::apps::ValueKind::kTensor)
       throw AppError(kExitUsage,
                      fmt::format("input '{}' is a {}; infer-run feeds tensors only (run such "
                                  "models through the C API, loom_session_run_values)",
-                                 inputs[i].name, kind_name(kind)));
+                                 inputs[i].name, loom::apps::value_kind_name(kind)));
   for (size_t i = 0; i < outputs.size(); ++i)
     if (auto kind = loom::apps::model_output_kind(model, i); kind != loom::apps::ValueKind::kTensor)
       throw AppError(kExitUsage,
                      fmt::format("output '{}' is a {}; infer-run prints and writes tensors only "
                                  "(run such models through the C API, loom_session_run_values)",
-                                 outputs[i].name, kind_name(kind)));
+                                 outputs[i].name, loom::apps::value_kind_name(kind)));
 }
 
 int run(int argc, char** argv) {

@@ -41,7 +41,7 @@ HostTensor HostTensor::zeros(loom_dtype_t dtype, std::vector<int64_t> dims) {
   return t;
 }
 
-const char* HostValue::kind_name() const {
+const char* value_kind_name(ValueKind kind) {
   switch (kind) {
     case ValueKind::kTensor:
       return "tensor";

@@ -44,6 +44,8 @@ struct HostTensor {
 
 // What a graph input or output holds (the public API's loom_value_kind_t, without libloom).
 enum class ValueKind { kTensor, kSequence, kOptionalTensor, kOptionalSequence };
+// "tensor", "seq(tensor)", "optional(tensor)", "optional(seq(tensor))"
+const char* value_kind_name(ValueKind kind);
 
 // A value of any kind: a tensor (tensors[0]), a sequence of tensors, or an optional of either
 // (has_value false: none).
@@ -60,8 +62,7 @@ struct HostValue {
     return v;
   }
   bool is_tensor() const { return kind == ValueKind::kTensor; }
-  // "tensor", "seq(tensor)", "optional(tensor)", "optional(seq(tensor))"
-  const char* kind_name() const;
+  const char* kind_name() const { return value_kind_name(kind); }
 };
 
 // Checked product of dims; throws TensorIoError naming `what` when a dim is negative or the
