@@ -103,11 +103,12 @@ void Session::finish_construction() {
       model_ = folded;
     }
   }
-  if (fold_stats_.nodes || fold_stats_.constant_nodes)
+  if (fold_stats_.nodes || fold_stats_.constant_nodes || fold_stats_.identities)
     runtime_.log(LOOM_LOG_INFO, "scheduler",
-                 fmt::format("folded {} shape-computation nodes into {} constants and {} Constant "
-                             "nodes into initializers",
-                             fold_stats_.nodes, fold_stats_.constants, fold_stats_.constant_nodes));
+                 fmt::format("folded {} shape-computation nodes into {} constants, {} Constant "
+                             "nodes into initializers and {} Identity nodes of constants",
+                             fold_stats_.nodes, fold_stats_.constants, fold_stats_.constant_nodes,
+                             fold_stats_.identities));
   partition();
 }
 

@@ -74,7 +74,24 @@ Pass evaluate(const Graph& g, const std::vector<ValueFacts>& facts) {
       }
       continue;
     }
-    if (!host_evaluable_op(n) || varies) continue;
+    if (varies) continue;
+    // Identity of a constant (exporters emit one per extra reader of a shared weight) shares
+    // the constant's data: its readers then see a weight, which devices can prepack, instead
+    // of a value computed at run time, whatever the constant's dtype or size.
+    if (n.op_type == "Identity" && n.domain.empty() && n.inputs.size() == 1 &&
+        n.outputs.size() == 1 && n.inputs[0] >= 0 && n.outputs[0] >= 0) {
+      int in = n.inputs[0];
+      std::shared_ptr<ConstantData> source = p.constant_tensor[in];
+      if (!source && g.values[in].constant && !g.values[in].graph_input)
+        source = g.values[in].constant;
+      if (source) {
+        p.constant_tensor[n.outputs[0]] = source;
+        p.known[n.outputs[0]] = p.known[in];
+        p.evaluated[k] = true;
+        continue;
+      }
+    }
+    if (!host_evaluable_op(n)) continue;
     std::vector<HostInput> inputs(n.inputs.size());
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       int id = n.inputs[i];
@@ -123,15 +140,21 @@ std::shared_ptr<Graph> fold_once(const Graph& g, const SchemaRegistry& schemas, 
   for (const Node& n : g.nodes)
     for (int id : n.implicit_inputs) keep_producer[id] = true;
   std::vector<bool> remove(g.nodes.size(), false);
-  size_t folded = 0, constants = 0;
+  size_t folded = 0, constants = 0, identities = 0;
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     if (!p.evaluated[k]) continue;
     bool removable = true;
     for (int id : g.nodes[k].outputs) removable = removable && !keep_producer[id];
     remove[k] = removable;
-    if (removable) ++(is_constant_node(g.nodes[k]) ? constants : folded);
+    if (!removable) continue;
+    if (is_constant_node(g.nodes[k]))
+      ++constants;
+    else if (g.nodes[k].op_type == "Identity" && p.constant_tensor[g.nodes[k].outputs[0]])
+      ++identities;
+    else
+      ++folded;
   }
-  if (folded == 0 && constants == 0) return nullptr;
+  if (folded == 0 && constants == 0 && identities == 0) return nullptr;
 
   auto out = std::make_shared<Graph>(g);
   out->nodes.clear();
@@ -156,6 +179,7 @@ std::shared_ptr<Graph> fold_once(const Graph& g, const SchemaRegistry& schemas, 
   }
   stats.nodes += folded;
   stats.constant_nodes += constants;
+  stats.identities += identities;
   return out;
 }
 

@@ -18,6 +18,7 @@ struct FoldStats {
   size_t nodes = 0;           // computing nodes removed because their outputs became constants
   size_t constants = 0;       // initializers they became
   size_t constant_nodes = 0;  // Constant nodes turned into initializers (sharing their tensor)
+  size_t identities = 0;      // Identity nodes of constants, their outputs now the same constant
 };
 
 // `model` with its top-level graph's foldable nodes replaced by initializers (host_eval.hpp

@@ -396,5 +396,49 @@ TEST(ShapeFolding, FoldingRepeatsThroughReshapedShapes) {
   EXPECT_EQ(std::vector<int64_t>(dims, dims + 3), (std::vector<int64_t>{2, 32, 4}));
 }
 
+// PyTorch's exporter gives each further reader of a shared weight an Identity of it; a device
+// must see those readers' weights as constants (a depthwise Conv with non-constant weights fell
+// back to the cpu device), whatever the dtype and size, without copying the data.
+TEST(ShapeFolding, IdentityOfAConstantBecomesTheSameConstant) {
+  FoldGraph t;
+  auto weights = std::make_shared<std::vector<float>>(100000, 0.5f);
+  auto data = std::make_shared<ConstantData>();
+  data->dtype = LOOM_DTYPE_FLOAT32;
+  data->dims = {1000, 100};
+  data->data = weights->data();
+  data->size = weights->size() * sizeof(float);
+  data->owner = weights;
+  int w = t.g.intern("w");
+  t.g.values[w].constant = data;
+  t.g.values[w].dtype = LOOM_DTYPE_FLOAT32;
+  t.g.values[w].shape.rank = 2;
+  t.g.values[w].shape.dims = {1000, 100};
+  int x = t.input("x", LOOM_DTYPE_FLOAT32, {4, 100});
+  int shared = t.node("Identity", {w}, "w_again");
+  int twice = t.node("Identity", {shared}, "w_third");
+  int wt = t.node("Transpose", {twice}, "wt");
+  t.output(t.node("MatMul", {x, wt}, "y"));
+  int overridable = t.initializer("o", i64({2}, {1, 2}), /*overridable=*/true);
+  t.output(t.node("Identity", {overridable}, "o_copy"));  // may change per run: stays a node
+  t.output(t.node("Identity", {w}, "w_out"));             // a graph output keeps its producer
+  FoldStats stats;
+  auto folded = t.fold(stats);
+  ASSERT_NE(folded, t.model);
+  EXPECT_EQ(stats.identities, 2u);
+  EXPECT_EQ(stats.nodes, 0u);
+  const Graph& g = *folded->graph;
+  for (const char* name : {"w_again", "w_third"}) {
+    const Value& v = g.values[g.find(name)];
+    ASSERT_NE(v.constant, nullptr) << name;
+    EXPECT_EQ(v.constant->data, weights->data()) << name;  // shared, not copied
+    EXPECT_EQ(v.producer, -1) << name;
+    EXPECT_EQ(v.shape.dims, (std::vector<int64_t>{1000, 100})) << name;
+  }
+  std::vector<std::string> kept;
+  for (const Node& n : g.nodes) kept.push_back(n.op_type);
+  EXPECT_EQ(kept, (std::vector<std::string>{"Transpose", "MatMul", "Identity", "Identity"}));
+  EXPECT_EQ(g.values[g.find("o_copy")].constant, nullptr);
+}
+
 }  // namespace
 }  // namespace loom::core
