@@ -45,6 +45,19 @@ bool is_plain(const dnnl::memory::desc& md) {
   return md.data.offset0 == 0;
 }
 
+std::optional<dnnl::memory::format_tag> layout_tag(const dnnl::memory::desc& md) {
+  using tag = dnnl::memory::format_tag;
+  static const std::vector<tag> by_rank[3] = {
+      {tag::abc, tag::acb, tag::aBc16b, tag::aBc8b},
+      {tag::abcd, tag::acdb, tag::aBcd16b, tag::aBcd8b},
+      {tag::abcde, tag::acdeb, tag::aBcde16b, tag::aBcde8b}};
+  int rank = md.data.ndims;
+  if (rank < 3 || rank > 5 || md.data.format_kind != dnnl_blocked) return std::nullopt;
+  for (tag t : by_rank[rank - 3])
+    if (md == dnnl::memory::desc(md.dims(), md.data_type(), t)) return t;
+  return std::nullopt;
+}
+
 std::vector<int64_t> pad_rank(const std::vector<int64_t>& dims, size_t rank) {
   std::vector<int64_t> out(rank > dims.size() ? rank - dims.size() : 0, 1);
   out.insert(out.end(), dims.begin(), dims.end());
@@ -256,6 +269,7 @@ std::vector<FusionCandidate> Builder::fusion_candidates(int node, int value, siz
       f.alg = e->alg;
       f.alpha = e->alpha;
       f.beta = e->beta;
+      f.then = e->then;
     } else if ((cn.op == "Add" || cn.op == "Sub" || cn.op == "Mul" || cn.op == "Div" ||
                 cn.op == "Max" || cn.op == "Min") &&
                cn.inputs.size() == 2) {
@@ -310,7 +324,7 @@ std::vector<FusionCandidate> Builder::fusion_candidates(int node, int value, siz
     if (f.kind == FusionCandidate::Kind::kEltwise && f.alg == dnnl::algorithm::eltwise_linear) {
       FusionCandidate* prev = out.empty() ? nullptr : &out.back();
       if (prev && prev->kind == FusionCandidate::Kind::kEltwise &&
-          prev->alg == dnnl::algorithm::eltwise_linear) {
+          prev->alg == dnnl::algorithm::eltwise_linear && !prev->then && !f.then) {
         prev->alpha = f.alpha * prev->alpha;
         prev->beta = f.alpha * prev->beta + f.beta;
         prev->merged_nodes.push_back(f.node);
@@ -330,6 +344,11 @@ std::vector<FusionCandidate> Builder::fusion_candidates(int node, int value, siz
   return out;
 }
 
+void append_eltwise_post_ops(const FusionCandidate& f, dnnl::post_ops& ops) {
+  ops.append_eltwise(1.f, f.alg, f.alpha, f.beta);
+  if (f.then) ops.append_eltwise(1.f, f.then->alg, f.then->alpha, f.then->beta);
+}
+
 std::vector<std::pair<int, int>> Builder::append_post_ops(const std::vector<FusionCandidate>& c,
                                                           size_t count, dnnl::post_ops& ops,
                                                           int dst_rank) {
@@ -338,7 +357,7 @@ std::vector<std::pair<int, int>> Builder::append_post_ops(const std::vector<Fusi
     const FusionCandidate& f = c[i];
     switch (f.kind) {
       case FusionCandidate::Kind::kEltwise:
-        ops.append_eltwise(1.f, f.alg, f.alpha, f.beta);
+        append_eltwise_post_ops(f, ops);
         break;
       case FusionCandidate::Kind::kSum:
         ops.append_sum(1.f);

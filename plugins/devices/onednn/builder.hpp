@@ -97,6 +97,13 @@ class Program {
 };
 
 // A post-op the emitter may fold into a conv/matmul primitive: the consumer node it replaces.
+// A second eltwise stage after the first, for ops oneDNN 2.6 has no single algorithm for
+// (HardSigmoid: a linear map, then a clip to [0, 1]).
+struct EltwiseStage {
+  dnnl::algorithm alg;
+  float alpha = 0.f, beta = 0.f;
+};
+
 struct FusionCandidate {
   enum class Kind { kEltwise, kBinary, kSum };
   Kind kind;
@@ -106,8 +113,11 @@ struct FusionCandidate {
   std::vector<int> merged_nodes;
   dnnl::algorithm alg = dnnl::algorithm::undef;
   float alpha = 0.f, beta = 0.f;
+  std::optional<EltwiseStage> then = std::nullopt;  // eltwise: a second stage (EltwiseForm::then)
   int operand = -1;  // binary: the other input value; sum: the residual value
 };
+// Appends eltwise candidate `f` (one or two post-ops).
+void append_eltwise_post_ops(const FusionCandidate& f, dnnl::post_ops& ops);
 
 class Builder {
  public:
@@ -194,6 +204,9 @@ dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dnnl::memory::data
 dnnl::memory::dims row_major_strides(const std::vector<int64_t>& dims);
 // True when `md` is row-major dense.
 bool is_plain(const dnnl::memory::desc& md);
+// The format tag `md` was made with, among plain, channels-last and channel-blocked by 16 or 8
+// (ranks 3 to 5), or nullopt.
+std::optional<dnnl::memory::format_tag> layout_tag(const dnnl::memory::desc& md);
 // `dims` padded with leading 1s to `rank`.
 std::vector<int64_t> pad_rank(const std::vector<int64_t>& dims, size_t rank);
 // True when the primitive descriptor fell back to a reference (slow) implementation.
@@ -203,6 +216,7 @@ struct EltwiseForm {
   dnnl::algorithm alg;
   float alpha = 0.f, beta = 0.f;
   size_t data_input = 0;  // which input is the tensor (c - x reads input 1)
+  std::optional<EltwiseStage> then = std::nullopt;
 };
 std::optional<EltwiseForm> eltwise_form(const IrGraph& g, const IrNode& n);
 

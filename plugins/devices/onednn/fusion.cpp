@@ -216,9 +216,42 @@ void rewrite_layer_norm(IrGraph& g) {
   }
 }
 
+// x * Sigmoid(x) (SiLU, EfficientNet's activation) becomes Swish(x), and x * HardSigmoid(x)
+// with alpha 1/6 and beta 1/2 (HardSwish as exported before opset 14) becomes HardSwish(x):
+// one eltwise, which the producing convolution then carries as a post-op.
+void rewrite_gated_activations(IrGraph& g) {
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    IrNode& gate = g.nodes[k];
+    if (gate.absorbed || gate.inputs.size() != 1 || gate.outputs.size() != 1 ||
+        gate.inputs[0] < 0 || gate.outputs[0] < 0)
+      continue;
+    const char* fused = nullptr;
+    if (gate.op == "Sigmoid") {
+      fused = "Swish";
+    } else if (gate.op == "HardSigmoid") {
+      sdk::Attributes attrs(*gate.view);
+      if (near(attrs.get_float("alpha", 0.2f), 1.f / 6.f) &&
+          near(attrs.get_float("beta", 0.5f), 0.5f))
+        fused = "HardSwish";
+    }
+    if (!fused) continue;
+    int x = gate.inputs[0];
+    int mul = sole(g, gate.outputs[0], "Mul");
+    if (mul < 0 || other_input(g.nodes[mul], gate.outputs[0]) != x) continue;
+    int out = g.nodes[mul].outputs[0];
+    if (out < 0 || g.value(out).dims != g.value(x).dims) continue;
+    g.nodes[mul].absorbed = true;
+    drop_consumer(g, x, mul);
+    gate.op = fused;
+    gate.outputs = {out};
+    g.value(out).producer = static_cast<int>(k);
+  }
+}
+
 }  // namespace
 
 void rewrite_patterns(IrGraph& g) {
+  rewrite_gated_activations(g);
   rewrite_layer_norm(g);
   rewrite_gelu(g);
   fold_batch_norm(g);

@@ -27,6 +27,11 @@ std::optional<EltwiseForm> eltwise_form(const IrGraph& g, const IrNode& n) {
   if (op == "Softplus") return EltwiseForm{alg::eltwise_soft_relu};
   if (op == "Mish") return EltwiseForm{alg::eltwise_mish};
   if (op == "HardSwish") return EltwiseForm{alg::eltwise_hardswish};
+  if (op == "HardSigmoid")  // max(0, min(1, alpha * x + beta))
+    return EltwiseForm{alg::eltwise_linear, attrs.get_float("alpha", 0.2f),
+                       attrs.get_float("beta", 0.5f), 0,
+                       EltwiseStage{alg::eltwise_clip_v2, 0.f, 1.f}};
+  if (op == "Swish") return EltwiseForm{alg::eltwise_swish, 1.f};  // from rewrite_patterns
   if (op == "Gelu") return EltwiseForm{alg::eltwise_gelu_erf};  // from rewrite_patterns
   if (op == "Identity" || op == "Dropout") return std::nullopt;
   if (op == "Pow") {
@@ -82,7 +87,10 @@ size_t fold_activations(Builder& b, int node, int out, std::vector<FusionCandida
                         dnnl::post_ops& ops) {
   c = b.fusion_candidates(node, out, 3);
   size_t count = 0;
-  while (count < c.size() && c[count].kind == FusionCandidate::Kind::kEltwise) ++count;
+  // Two-stage activations stay out: a binary primitive may be oneDNN's reference kernel here,
+  // which got an eltwise post-op chain wrong (see emit_eltwise).
+  while (count < c.size() && c[count].kind == FusionCandidate::Kind::kEltwise && !c[count].then)
+    ++count;
   b.append_post_ops(c, count, ops, 0);
   return count;
 }
@@ -98,9 +106,19 @@ void emit_eltwise(Builder& b, int node) {
   dnnl::memory::desc md = b.md_of(x);
   dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, e.alg, md, e.alpha, e.beta);
   dnnl::eltwise_forward::primitive_desc pd(d, b.engine());
-  int dst = b.define(y, pd.dst_desc());
+  int dst = b.define(e.then ? -1 : y, pd.dst_desc());
   b.add_step(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
-             n.op + " " + n.view->name);
+             n.op + " " + n.view->name + " [" + pd.impl_info_str() + "]");
+  if (!e.then) return;
+  // The second stage as a primitive of its own: oneDNN 2.6 takes it as an eltwise post-op but
+  // then picks its reference kernel for small tensors, which computed zeros (ONNX's
+  // test_hardsigmoid_example).
+  dnnl::eltwise_forward::desc d2(dnnl::prop_kind::forward_inference, e.then->alg, pd.dst_desc(),
+                                 e.then->alpha, e.then->beta);
+  dnnl::eltwise_forward::primitive_desc pd2(d2, b.engine());
+  int dst2 = b.define(y, pd2.dst_desc());
+  b.add_step(dnnl::eltwise_forward(pd2), {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst2}},
+             n.op + " " + n.view->name + " (second stage) [" + pd2.impl_info_str() + "]");
 }
 
 void emit_binary(Builder& b, int node) {
@@ -139,27 +157,82 @@ void emit_binary(Builder& b, int node) {
         sdk::fail(LOOM_ERROR_UNSUPPORTED, "onednn: " + op + " broadcasts its first operand");
       src0 = b.slot_of(lhs);
     }
-    dnnl::memory::desc md0 = b.slot_md(src0);
     const IrValue& r = g.value(rhs);
-    if (r.dims == out_dims) {
-      // Same layout as src0, in rhs's own data type.
-      dnnl::memory::desc want = md0;
-      want.data.data_type = static_cast<dnnl_data_type_t>(b.md_of(rhs).data_type());
-      src1 = b.as(rhs, want);
-    } else {
-      // Broadcast: plain bytes viewed with the rank padded by leading ones.
-      int plain = b.as_plain(rhs);
-      src1 = b.view(plain, plain_md(pad_rank(r.dims, out_dims.size()), b.md_of(rhs).data_type()));
-    }
+    const dt rhs_type = b.md_of(rhs).data_type();
+    const bool broadcast = r.dims != out_dims;
+    const dnnl::memory::dims rhs_dims = broadcast ? pad_rank(r.dims, out_dims.size())
+                                                  : dnnl::memory::dims(out_dims.begin(),
+                                                                       out_dims.end());
     bool last = i + 1 == operands.size();
     dnnl::post_ops ops;
     std::vector<FusionCandidate> c;
     size_t fused = last ? fold_activations(b, node, y, c, ops) : 0;
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
-    dnnl::memory::desc dst_md(md0.dims(), md0.data_type(), dnnl::memory::format_tag::any);
-    dnnl::binary::desc d(a, md0, b.slot_md(src1), dst_md);
-    dnnl::binary::primitive_desc pd(d, attr, b.engine());
+    auto describe = [&](const dnnl::memory::desc& m0, const dnnl::memory::desc& m1) {
+      dnnl::memory::desc dst_md(m0.dims(), m0.data_type(), dnnl::memory::format_tag::any);
+      return dnnl::binary::primitive_desc(dnnl::binary::desc(a, m0, m1, dst_md), attr,
+                                          b.engine());
+    };
+    // oneDNN 2.6 has JIT binary kernels only for some operand layouts: a blocked (nChw16c)
+    // first operand needs the second in the same blocked layout, also when it broadcasts
+    // (an SE block's [1,C,1,1] scale), and an nChw8c first operand has none at all. Its
+    // reference kernel is two orders of magnitude slower (EfficientNet-B0: 85 ms instead of
+    // 10), so the layouts are chosen by trying, in order: the second operand in the first's
+    // layout, the second plain, both plain (one reorder of the first), keeping the first
+    // that is not the reference kernel.
+    dnnl::memory::desc md0 = b.slot_md(src0);
+    std::optional<dnnl::memory::format_tag> tag0 = layout_tag(md0);
+    struct Choice {
+      bool plain0;                 // reorder the first operand to plain
+      dnnl::memory::desc md1;      // the second operand's layout
+    };
+    std::vector<Choice> choices;
+    dnnl::memory::desc plain1 = plain_md(std::vector<int64_t>(rhs_dims.begin(), rhs_dims.end()),
+                                         rhs_type);
+    if (!broadcast) {
+      dnnl::memory::desc same = md0;
+      same.data.data_type = static_cast<dnnl_data_type_t>(rhs_type);
+      choices.push_back({false, same});
+    } else if (tag0) {
+      choices.push_back({false, dnnl::memory::desc(rhs_dims, rhs_type, *tag0)});
+    }
+    choices.push_back({false, plain1});
+    if (acc < 0 && !is_plain(md0)) choices.push_back({true, plain1});
+    size_t pick = 0;
+    for (size_t k = 0; k < choices.size(); ++k) {
+      dnnl::memory::desc m0 =
+          choices[k].plain0 ? plain_md(out_dims, md0.data_type()) : md0;
+      try {
+        if (!is_reference(describe(m0, choices[k].md1))) {
+          pick = k;
+          break;
+        }
+      } catch (const dnnl::error&) {
+        // This pair is not supported at all: try the next.
+      }
+    }
+    const Choice& choice = choices[pick];
+    if (choice.plain0) {
+      src0 = b.as_plain(lhs);
+      md0 = b.slot_md(src0);
+    }
+    if (!broadcast) {
+      src1 = b.as(rhs, choice.md1);
+    } else {
+      // Plain bytes viewed with the rank padded by leading ones, reordered when the chosen
+      // layout is blocked.
+      int plain = b.as_plain(rhs);
+      src1 = b.view(plain, plain1);
+      if (choice.md1 != plain1) {
+        int blocked = b.define(-1, choice.md1);
+        dnnl::reorder::primitive_desc rpd(b.engine(), plain1, b.engine(), choice.md1);
+        b.add_step(dnnl::reorder(rpd), {{DNNL_ARG_FROM, src1}, {DNNL_ARG_TO, blocked}},
+                   "reorder " + r.name);
+        src1 = blocked;
+      }
+    }
+    dnnl::binary::primitive_desc pd = describe(md0, b.slot_md(src1));
     int dst = last ? b.define(y, pd.dst_desc()) : b.define(-1, pd.dst_desc());
     if (last) b.absorb(c, fused, dst);
     b.add_step(dnnl::binary(pd),
