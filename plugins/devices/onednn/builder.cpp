@@ -163,6 +163,14 @@ int Builder::as(int value, const dnnl::memory::desc& md) {
   if (program_->slots[s].md == md) return s;
   for (auto& [v, slot] : converted_)
     if (v == value && program_->slots[slot].md == md) return slot;
+  const dnnl::memory::desc& have = program_->slots[s].md;
+  if (have.dims() == md.dims() && have.data_type() == md.data_type() && is_plain(have) &&
+      is_plain(md)) {
+    // The same bytes described with other strides for extents of 1: a view, not a copy.
+    int out = view(s, md);
+    converted_.emplace_back(value, out);
+    return out;
+  }
   int out = new_slot(md, SlotKind::kInternal);
   dnnl::reorder::primitive_desc pd(program_->engine, program_->slots[s].md, program_->engine, md);
   add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, s}, {DNNL_ARG_TO, out}},

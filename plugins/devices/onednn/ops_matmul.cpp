@@ -48,10 +48,45 @@ void emit_plan(Builder& bld, int node, MatmulPlan& p) {
   IrGraph& g = bld.ir();
   const IrNode& n = g.nodes[node];
   dt ct = bld.compute_type();
-  const std::vector<int64_t>& yd = g.value(p.y).dims;
+  const std::vector<int64_t>& out_dims = g.value(p.y).dims;
+  std::vector<int64_t> yd = out_dims;
   size_t r = yd.size();
   std::vector<int64_t> ad = pad_rank(g.value(p.a).dims, r), bd = pad_rank(g.value(p.b).dims, r);
   int64_t nn = yd[r - 1];
+  std::vector<FusionCandidate> rest(p.cands.begin() + static_cast<long>(p.leading), p.cands.end());
+
+  // A batched A against an unbatched B ([b.., M, K] x [K, N]) is one [b..*M, K] x [K, N]
+  // product: oneDNN 2.6 would run b.. separate products that each read all of B, as b.. matrix-
+  // vector products when M is 1 (ViT's attention input projection, [197, 1, 768] x
+  // [768, 2304], ran at a quarter of the speed). Row-major A and the result are the same bytes
+  // either way. Post-ops whose operand varies along the collapsed axes stay separate nodes.
+  bool collapse = false;
+  if (r >= 3 && !p.trans_a) {
+    int64_t batch = 1;
+    bool b_batched = false, a_broadcast = false;
+    for (size_t i = 0; i + 2 < r; ++i) {
+      batch *= yd[i];
+      b_batched |= bd[i] != 1;
+      a_broadcast |= ad[i] != yd[i];
+    }
+    collapse = batch > 1 && !b_batched && !a_broadcast;
+    if (collapse) {
+      for (size_t i = 0; i + 2 < r; ++i) ad[i] = yd[i] = 1;
+      ad[r - 2] = yd[r - 2] = batch * out_dims[r - 2];
+      size_t keep = 0;
+      for (; keep < rest.size(); ++keep) {
+        const FusionCandidate& f = rest[keep];
+        if (f.kind == FusionCandidate::Kind::kSum) break;
+        if (f.kind == FusionCandidate::Kind::kBinary) {
+          std::vector<int64_t> od = pad_rank(g.value(f.operand).dims, r);
+          bool per_column = true;
+          for (size_t i = 0; i + 1 < r; ++i) per_column &= od[i] == 1;
+          if (!per_column) break;
+        }
+      }
+      rest.resize(keep);
+    }
+  }
 
   dnnl::memory::desc src_md = matrix_view(ad, ct, p.trans_a);
   bool const_b = g.value(p.b).constant();
@@ -62,7 +97,6 @@ void emit_plan(Builder& bld, int node, MatmulPlan& p) {
   bias_dims[r - 1] = nn;
   dnnl::memory::desc bias_md = plain_md(bias_dims, dt::f32);
 
-  std::vector<FusionCandidate> rest(p.cands.begin() + static_cast<long>(p.leading), p.cands.end());
   // A result read outside the subgraph stays f32 under bf16 (no second rounding).
   dt dst_type = g.value(p.y).graph_output ? dt::f32 : ct;
   for (const FusionCandidate& c : p.cands)
@@ -72,7 +106,8 @@ void emit_plan(Builder& bld, int node, MatmulPlan& p) {
       bld, rest, static_cast<int>(r),
       [&](dnnl::primitive_attr attr, size_t count) {
         if (p.alpha != 1.f) attr.set_output_scales(0, {p.alpha});
-        dnnl::memory::desc dst(yd, dst_type, tag::any);
+        dnnl::memory::desc dst =
+            collapse ? plain_md(yd, dst_type) : dnnl::memory::desc(yd, dst_type, tag::any);
         for (size_t i = 0; i < count; ++i)
           if (rest[i].kind == FusionCandidate::Kind::kSum) dst = bld.md_of(rest[i].operand);
         auto d = p.bias >= 0 ? dnnl::matmul::desc(src_md, w_md, bias_md, dst)
@@ -100,10 +135,16 @@ void emit_plan(Builder& bld, int node, MatmulPlan& p) {
   int dst = -1;
   for (size_t i = 0; i < fused; ++i)
     if (rest[i].kind == FusionCandidate::Kind::kSum) dst = bld.slot_of(rest[i].operand);
-  if (dst < 0) dst = bld.define(p.y, pd.dst_desc());
+  if (dst < 0) dst = bld.define(collapse ? -1 : p.y, pd.dst_desc());
   args.emplace_back(DNNL_ARG_DST, dst);
   args.insert(args.end(), post_args.begin(), post_args.end());
   bld.absorb(p.cands, p.leading + fused, dst);
+  if (collapse) {
+    // The result (or the last fused follower's) in its own shape, over the same bytes.
+    size_t done = p.leading + fused;
+    int result = done ? p.cands[done - 1].out_value : p.y;
+    bld.alias(result, dst, plain_md(out_dims, pd.dst_desc().data_type()));
+  }
   bld.add_step(dnnl::matmul(pd), args,
                n.op + " " + n.view->name + " [" + pd.impl_info_str() + ", " +
                    std::to_string(p.leading + fused) + " fused]");

@@ -142,5 +142,54 @@ TEST(OnednnGemm, FollowedByTanh) {
   check_unary_model(m, {3, 16});
 }
 
+// [b.., M, K] x [K, N] runs as one [b..*M, K] x [K, N] product (ViT's attention projection is
+// [197, 1, 768] x [768, 2304]). A per-column bias and activation stay fused; an Add whose operand
+// varies along the collapsed axes runs after it, and so do runtime and broadcast B operands.
+TEST(OnednnMatMul, BatchesOfRowsAgainstOneMatrix) {
+  check_matmul({37, 1, 24}, {24, 40}, true);
+  check_matmul({3, 5, 7, 16}, {16, 9}, false);
+  check_matmul({4, 3, 16}, {1, 16, 9}, true);
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {19, 1, 32});
+  m.input("residual", LOOM_DTYPE_FLOAT32, {19, 1, 48});
+  m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {32, 48}, 2, -0.2, 0.4));
+  m.initializer("bias", random_tensor(LOOM_DTYPE_FLOAT32, {48}, 3));
+  m.node("MatMul", {"x", "w"}, {"p"});
+  m.node("Add", {"bias", "p"}, {"pb"});
+  m.node("Relu", {"pb"}, {"r"});
+  m.node("Add", {"r", "residual"}, {"y"});
+  m.output("y");
+  std::vector<std::pair<std::string, Tensor>> inputs{
+      {"x", random_tensor(LOOM_DTYPE_FLOAT32, {19, 1, 32}, 1)},
+      {"residual", random_tensor(LOOM_DTYPE_FLOAT32, {19, 1, 48}, 4)}};
+  expect_matches_cpu(m, inputs, onednn_only());
+  std::vector<std::string> steps;
+  for (const std::string& line :
+       run_model_capturing_log(m, inputs, onednn_only("verbose=1"), "onednn"))
+    if (line.rfind("memory:", 0) != 0) steps.push_back(line);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].rfind("MatMul ", 0), 0u) << steps[0];
+  EXPECT_NE(steps[0].find("2 fused"), std::string::npos) << steps[0];  // bias and Relu
+  EXPECT_EQ(steps[1].rfind("Add ", 0), 0u) << steps[1];
+}
+
+// ViT's residual Add reads a Transpose of [197, 1, 768] to [1, 197, 768]: row-major bytes whose
+// descriptor says "bac". oneDNN 2.6 ran its reference binary kernel on it (5 ms an Add).
+TEST(OnednnBinary, TransposeOfUnitExtentsGetsAJitKernel) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {50, 1, 64});
+  m.input("z", LOOM_DTYPE_FLOAT32, {1, 50, 64});
+  m.node("Transpose", {"x"}, {"t"}).ints("perm", {1, 0, 2});
+  m.node("Add", {"t", "z"}, {"y"});
+  m.output("y");
+  std::vector<std::pair<std::string, Tensor>> inputs{
+      {"x", random_tensor(LOOM_DTYPE_FLOAT32, {50, 1, 64}, 1)},
+      {"z", random_tensor(LOOM_DTYPE_FLOAT32, {1, 50, 64}, 2)}};
+  expect_matches_cpu(m, inputs, onednn_only());
+  for (const std::string& step :
+       run_model_capturing_log(m, inputs, onednn_only("verbose=1"), "onednn"))
+    EXPECT_EQ(step.find("ref:"), std::string::npos) << step;
+}
+
 }  // namespace
 }  // namespace loom::onednn_testing
