@@ -183,6 +183,66 @@ std::shared_ptr<Graph> fold_once(const Graph& g, const SchemaRegistry& schemas, 
   return out;
 }
 
+// True for a Pad whose pads (attribute before opset 11, a constant input since) are all zero:
+// PyTorch exports one before every AveragePool of DenseNet's transitions.
+bool is_noop_pad(const Graph& g, const Node& n) {
+  if (!n.domain.empty() || n.op_type != "Pad" || n.inputs.empty() || n.inputs[0] < 0 ||
+      n.outputs.size() != 1 || n.outputs[0] < 0)
+    return false;
+  std::vector<int64_t> pads;
+  if (n.opset < 11) {
+    for (const Attribute& a : n.attributes)
+      if (a.name == "pads" && a.type == LOOM_ATTR_INTS) pads = a.ints;
+  } else {
+    if (n.inputs.size() < 2 || n.inputs[1] < 0) return false;
+    const Value& v = g.values[n.inputs[1]];
+    if (!v.constant || v.graph_input) return false;
+    auto t = host_tensor_from_constant(*v.constant);
+    if (!t) return false;
+    pads = t->data;
+  }
+  if (pads.empty()) return false;
+  for (int64_t p : pads)
+    if (p != 0) return false;
+  return true;
+}
+
+// `g` without its no-op Pads (their readers read the Pad's input), or nullptr when none.
+std::shared_ptr<Graph> bypass_noop_pads(const Graph& g, FoldStats& stats) {
+  std::vector<bool> keep_producer(g.values.size(), false);
+  for (int id : g.outputs) keep_producer[id] = true;
+  for (const Node& n : g.nodes)
+    for (int id : n.implicit_inputs) keep_producer[id] = true;
+  std::vector<int> source(g.values.size());
+  for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<int>(i);
+  std::vector<bool> bypass(g.nodes.size(), false);
+  size_t count = 0;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
+    if (!is_noop_pad(g, n) || keep_producer[n.outputs[0]]) continue;
+    source[n.outputs[0]] = source[n.inputs[0]];
+    bypass[k] = true;
+    ++count;
+  }
+  if (count == 0) return nullptr;
+  auto out = std::make_shared<Graph>(g);
+  out->nodes.clear();
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (bypass[k]) {
+      out->values[g.nodes[k].outputs[0]].producer = -1;
+      continue;
+    }
+    Node n = g.nodes[k];
+    for (int& id : n.inputs)
+      if (id >= 0) id = source[id];
+    for (int id : n.outputs)
+      if (id >= 0) out->values[id].producer = static_cast<int>(out->nodes.size());
+    out->nodes.push_back(std::move(n));
+  }
+  stats.noop_pads += count;
+  return out;
+}
+
 }  // namespace
 
 std::shared_ptr<Model> fold_shape_computations(const std::shared_ptr<Model>& model,
@@ -196,6 +256,7 @@ std::shared_ptr<Model> fold_shape_computations(const std::shared_ptr<Model>& mod
     if (!next) break;
     graph = std::move(next);
   }
+  if (std::shared_ptr<Graph> bypassed = bypass_noop_pads(*graph, stats)) graph = std::move(bypassed);
   if (graph == model->graph) return model;
   auto out = std::make_shared<Model>(*model);
   out->graph = std::move(graph);

@@ -19,6 +19,7 @@ struct FoldStats {
   size_t constants = 0;       // initializers they became
   size_t constant_nodes = 0;  // Constant nodes turned into initializers (sharing their tensor)
   size_t identities = 0;      // Identity nodes of constants, their outputs now the same constant
+  size_t noop_pads = 0;       // Pad nodes with all-zero pads, bypassed (readers read the input)
 };
 
 // `model` with its top-level graph's foldable nodes replaced by initializers (host_eval.hpp

@@ -440,5 +440,40 @@ TEST(ShapeFolding, IdentityOfAConstantBecomesTheSameConstant) {
   EXPECT_EQ(g.values[g.find("o_copy")].constant, nullptr);
 }
 
+// A Pad with all-zero pads (PyTorch puts one before DenseNet's transition AveragePools) is
+// bypassed: its readers read its input, so a device without Pad does not cut the graph there.
+// Pads given as an attribute (before opset 11) count too; a real Pad and a zero Pad whose
+// output is a graph output stay.
+TEST(ShapeFolding, PadsOfZeroAreBypassed) {
+  FoldGraph t;
+  int x = t.input("x", LOOM_DTYPE_FLOAT32, {1, 4, 6, 6});
+  int zero = t.initializer("zeros", i64({8}, {0, 0, 0, 0, 0, 0, 0, 0}));
+  int ones = t.initializer("ones", i64({8}, {0, 0, 1, 1, 0, 0, 1, 1}));
+  int padded = t.node("Pad", {x, zero}, "padded");
+  int relu = t.node("Relu", {padded}, "relu");
+  Attribute old_pads;
+  old_pads.name = "pads";
+  old_pads.type = LOOM_ATTR_INTS;
+  old_pads.ints = {0, 0, 0, 0, 0, 0, 0, 0};
+  int old = t.node("Pad", {relu}, "old_style", {old_pads});
+  t.g.nodes.back().opset = 2;
+  t.output(t.node("Pad", {old, ones}, "real_pad"));
+  t.output(t.node("Pad", {relu, zero}, "zero_pad_output"));
+  FoldStats stats;
+  auto folded = t.fold(stats);
+  ASSERT_NE(folded, t.model);
+  EXPECT_EQ(stats.noop_pads, 2u);
+  const Graph& g = *folded->graph;
+  ASSERT_EQ(g.nodes.size(), 3u);
+  EXPECT_EQ(g.nodes[0].op_type, "Relu");
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<int>{x}));
+  EXPECT_EQ(g.nodes[1].op_type, "Pad");  // the real one now reads the Relu directly
+  EXPECT_EQ(g.nodes[1].inputs[0], relu);
+  EXPECT_EQ(g.nodes[2].op_type, "Pad");  // a graph output keeps its producer
+  EXPECT_EQ(g.values[g.find("zero_pad_output")].producer, 2);
+  EXPECT_EQ(g.values[relu].producer, 0);
+  (void)padded;
+}
+
 }  // namespace
 }  // namespace loom::core
