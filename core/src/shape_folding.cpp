@@ -1,5 +1,6 @@
 #include "shape_folding.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -183,48 +184,161 @@ std::shared_ptr<Graph> fold_once(const Graph& g, const SchemaRegistry& schemas, 
   return out;
 }
 
-// True for a Pad whose pads (attribute before opset 11, a constant input since) are all zero:
-// PyTorch exports one before every AveragePool of DenseNet's transitions.
-bool is_noop_pad(const Graph& g, const Node& n) {
+// The pads of a constant-mode Pad that pads with zeros, when they are known: the `pads`
+// attribute before opset 11, a constant input since; nullopt otherwise (another mode or value,
+// axes given, pads computed at run time).
+std::optional<std::vector<int64_t>> zero_pads(const Graph& g, const Node& n) {
   if (!n.domain.empty() || n.op_type != "Pad" || n.inputs.empty() || n.inputs[0] < 0 ||
       n.outputs.size() != 1 || n.outputs[0] < 0)
-    return false;
+    return std::nullopt;
+  const Attribute* mode = n.find_attribute("mode");
+  if (mode && mode->s != "constant") return std::nullopt;
+  auto constant_input = [&](size_t i) -> const ConstantData* {
+    if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
+    const Value& v = g.values[n.inputs[i]];
+    return v.constant && !v.graph_input ? v.constant.get() : nullptr;
+  };
   std::vector<int64_t> pads;
   if (n.opset < 11) {
-    for (const Attribute& a : n.attributes)
-      if (a.name == "pads" && a.type == LOOM_ATTR_INTS) pads = a.ints;
+    const Attribute* p = n.find_attribute("pads");
+    const Attribute* value = n.find_attribute("value");
+    if (!p || (value && value->f != 0.f)) return std::nullopt;
+    pads = p->ints;
   } else {
-    if (n.inputs.size() < 2 || n.inputs[1] < 0) return false;
-    const Value& v = g.values[n.inputs[1]];
-    if (!v.constant || v.graph_input) return false;
-    auto t = host_tensor_from_constant(*v.constant);
-    if (!t) return false;
+    const ConstantData* p = constant_input(1);
+    if (!p || n.inputs.size() > 3) return std::nullopt;  // an axes input: not handled
+    auto t = host_tensor_from_constant(*p);
+    if (!t) return std::nullopt;
     pads = t->data;
+    if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+      const ConstantData* value = constant_input(2);
+      if (!value || value->size == 0 || !value->data) return std::nullopt;
+      for (size_t b = 0; b < value->size; ++b)
+        if (static_cast<const uint8_t*>(value->data)[b] != 0) return std::nullopt;  // +0 only
+    }
   }
-  if (pads.empty()) return false;
-  for (int64_t p : pads)
+  if (pads.empty() || pads.size() % 2 != 0) return std::nullopt;
+  return pads;
+}
+
+bool all_zero(const std::vector<int64_t>& v) {
+  for (int64_t p : v)
     if (p != 0) return false;
   return true;
 }
 
-// `g` without its no-op Pads (their readers read the Pad's input), or nullptr when none.
-std::shared_ptr<Graph> bypass_noop_pads(const Graph& g, FoldStats& stats) {
+// The pads attribute `n` gets when it absorbs the zero padding `pads` of its input (a Conv, or
+// an AveragePool without pads of its own, which then counts the padding zeros as the explicit
+// Pad did), or nullopt: pads on the batch or channel axis, negative pads, auto_pad, ceil_mode.
+std::optional<std::vector<int64_t>> absorbed_pads(const Graph& g, const Node& n,
+                                                  const std::vector<int64_t>& pads) {
+  if (!n.domain.empty() || (n.op_type != "Conv" && n.op_type != "AveragePool")) return std::nullopt;
+  size_t rank = pads.size() / 2;
+  if (rank < 3 || pads[0] != 0 || pads[1] != 0 || pads[rank] != 0 || pads[rank + 1] != 0)
+    return std::nullopt;
+  // The pads must describe the reader's input: as many spatial axes as its kernel.
+  size_t kernel_rank = 0;
+  if (const Attribute* k = n.find_attribute("kernel_shape")) {
+    kernel_rank = k->ints.size();
+  } else if (n.op_type == "Conv" && n.inputs.size() > 1 && n.inputs[1] >= 0 &&
+             g.values[n.inputs[1]].constant) {
+    kernel_rank = g.values[n.inputs[1]].constant->dims.size() - 2;
+  }
+  if (kernel_rank != rank - 2) return std::nullopt;
+  for (int64_t p : pads)
+    if (p < 0) return std::nullopt;
+  const Attribute* auto_pad = n.find_attribute("auto_pad");
+  if (auto_pad && auto_pad->s != "NOTSET") return std::nullopt;
+  size_t spatial = rank - 2;
+  std::vector<int64_t> own(2 * spatial, 0);
+  if (const Attribute* p = n.find_attribute("pads")) {
+    if (p->ints.size() != own.size()) return std::nullopt;
+    own = p->ints;
+  }
+  if (n.op_type == "AveragePool") {
+    if (n.opset < 7) return std::nullopt;  // no count_include_pad before opset 7
+    const Attribute* ceil = n.find_attribute("ceil_mode");
+    if (!all_zero(own) || (ceil && ceil->i != 0)) return std::nullopt;
+  }
+  for (size_t i = 0; i < spatial; ++i) {
+    own[i] += pads[2 + i];
+    own[spatial + i] += pads[rank + 2 + i];
+  }
+  return own;
+}
+
+void set_ints_attribute(Node& n, const std::string& name, const std::vector<int64_t>& value) {
+  for (Attribute& a : n.attributes)
+    if (a.name == name) {
+      a.type = LOOM_ATTR_INTS;
+      a.ints = value;
+      return;
+    }
+  Attribute a;
+  a.name = name;
+  a.type = LOOM_ATTR_INTS;
+  a.ints = value;
+  n.attributes.push_back(std::move(a));
+}
+
+void set_int_attribute(Node& n, const std::string& name, int64_t value) {
+  for (Attribute& a : n.attributes)
+    if (a.name == name) {
+      a.type = LOOM_ATTR_INT;
+      a.i = value;
+      return;
+    }
+  Attribute a;
+  a.name = name;
+  a.type = LOOM_ATTR_INT;
+  a.i = value;
+  n.attributes.push_back(std::move(a));
+}
+
+// `g` without the Pads that do nothing or that their one reader can do itself, or nullptr when
+// there are none. A Pad whose pads are all zero (PyTorch puts one before each of DenseNet's
+// transition AveragePools) is bypassed: its readers read its input. A zero-value constant Pad
+// of the spatial axes read only by a Conv, or by an AveragePool without pads of its own
+// (Inception's avg_pool2d(padding=1) exports as Pad + AveragePool), moves into that node's
+// pads (ONNX Runtime's PadFusion). Either way a device without Pad no longer cuts the graph.
+std::shared_ptr<Graph> simplify_pads(const Graph& g, FoldStats& stats) {
   std::vector<bool> keep_producer(g.values.size(), false);
   for (int id : g.outputs) keep_producer[id] = true;
   for (const Node& n : g.nodes)
     for (int id : n.implicit_inputs) keep_producer[id] = true;
+  std::vector<std::vector<int>> readers(g.values.size());
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    for (int id : g.nodes[k].inputs)
+      if (id >= 0) readers[id].push_back(static_cast<int>(k));
   std::vector<int> source(g.values.size());
   for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<int>(i);
   std::vector<bool> bypass(g.nodes.size(), false);
-  size_t count = 0;
+  std::vector<std::optional<std::vector<int64_t>>> new_pads(g.nodes.size());
+  size_t noop = 0, fused = 0;
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& n = g.nodes[k];
-    if (!is_noop_pad(g, n) || keep_producer[n.outputs[0]]) continue;
+    auto pads = zero_pads(g, n);
+    if (!pads || keep_producer[n.outputs[0]]) continue;
+    if (all_zero(*pads)) {
+      source[n.outputs[0]] = source[n.inputs[0]];
+      bypass[k] = true;
+      ++noop;
+      continue;
+    }
+    const std::vector<int>& r = readers[n.outputs[0]];
+    if (r.size() != 1 || new_pads[r[0]]) continue;
+    const Node& reader = g.nodes[r[0]];
+    if (std::count(reader.inputs.begin(), reader.inputs.end(), n.outputs[0]) != 1 ||
+        reader.inputs[0] != n.outputs[0])
+      continue;  // the padded tensor must be the data input, and only that
+    auto merged = absorbed_pads(g, reader, *pads);
+    if (!merged) continue;
+    new_pads[r[0]] = std::move(merged);
     source[n.outputs[0]] = source[n.inputs[0]];
     bypass[k] = true;
-    ++count;
+    ++fused;
   }
-  if (count == 0) return nullptr;
+  if (noop + fused == 0) return nullptr;
   auto out = std::make_shared<Graph>(g);
   out->nodes.clear();
   for (size_t k = 0; k < g.nodes.size(); ++k) {
@@ -235,11 +349,16 @@ std::shared_ptr<Graph> bypass_noop_pads(const Graph& g, FoldStats& stats) {
     Node n = g.nodes[k];
     for (int& id : n.inputs)
       if (id >= 0) id = source[id];
+    if (new_pads[k]) {
+      set_ints_attribute(n, "pads", *new_pads[k]);
+      if (n.op_type == "AveragePool") set_int_attribute(n, "count_include_pad", 1);
+    }
     for (int id : n.outputs)
       if (id >= 0) out->values[id].producer = static_cast<int>(out->nodes.size());
     out->nodes.push_back(std::move(n));
   }
-  stats.noop_pads += count;
+  stats.noop_pads += noop;
+  stats.fused_pads += fused;
   return out;
 }
 
@@ -256,7 +375,8 @@ std::shared_ptr<Model> fold_shape_computations(const std::shared_ptr<Model>& mod
     if (!next) break;
     graph = std::move(next);
   }
-  if (std::shared_ptr<Graph> bypassed = bypass_noop_pads(*graph, stats)) graph = std::move(bypassed);
+  if (std::shared_ptr<Graph> simplified = simplify_pads(*graph, stats))
+    graph = std::move(simplified);
   if (graph == model->graph) return model;
   auto out = std::make_shared<Model>(*model);
   out->graph = std::move(graph);

@@ -20,6 +20,7 @@ struct FoldStats {
   size_t constant_nodes = 0;  // Constant nodes turned into initializers (sharing their tensor)
   size_t identities = 0;      // Identity nodes of constants, their outputs now the same constant
   size_t noop_pads = 0;       // Pad nodes with all-zero pads, bypassed (readers read the input)
+  size_t fused_pads = 0;      // zero Pads moved into the pads of the Conv/AveragePool reading them
 };
 
 // `model` with its top-level graph's foldable nodes replaced by initializers (host_eval.hpp

@@ -475,5 +475,60 @@ TEST(ShapeFolding, PadsOfZeroAreBypassed) {
   (void)padded;
 }
 
+// A zero-value constant Pad of the spatial axes read only by a Conv, or by an AveragePool
+// without pads of its own, becomes that node's pads (the pool then counts the padding, as the
+// explicit zeros were counted). A Pad of the channel axis, a non-zero value, a MaxPool reader,
+// a second reader or a ceil_mode pool keep their Pad.
+TEST(ShapeFolding, ZeroPadsMoveIntoConvAndAveragePool) {
+  FoldGraph t;
+  int x = t.input("x", LOOM_DTYPE_FLOAT32, {1, 4, 6, 6});
+  int spatial = t.initializer("spatial", i64({8}, {0, 0, 1, 2, 0, 0, 1, 2}));
+  int channel = t.initializer("channel", i64({8}, {0, 1, 0, 0, 0, 0, 0, 0}));
+  auto w = std::make_shared<std::vector<float>>(4 * 4 * 3 * 3, 0.1f);
+  auto wdata = std::make_shared<ConstantData>();
+  wdata->dtype = LOOM_DTYPE_FLOAT32;
+  wdata->dims = {4, 4, 3, 3};
+  wdata->data = w->data();
+  wdata->size = w->size() * sizeof(float);
+  wdata->owner = w;
+  int wid = t.g.intern("w");
+  t.g.values[wid].constant = wdata;
+  t.g.values[wid].dtype = LOOM_DTYPE_FLOAT32;
+  t.g.values[wid].shape.rank = 4;
+  t.g.values[wid].shape.dims = {4, 4, 3, 3};
+  Attribute conv_pads;
+  conv_pads.name = "pads";
+  conv_pads.type = LOOM_ATTR_INTS;
+  conv_pads.ints = {1, 0, 0, 1};
+  int p1 = t.node("Pad", {x, spatial}, "p1");
+  int conv = t.node("Conv", {p1, wid}, "conv", {conv_pads});
+  int p2 = t.node("Pad", {conv, spatial}, "p2");
+  Attribute kernel;
+  kernel.name = "kernel_shape";
+  kernel.type = LOOM_ATTR_INTS;
+  kernel.ints = {3, 3};
+  int pool = t.node("AveragePool", {p2}, "pool", {kernel});
+  int p3 = t.node("Pad", {pool, spatial}, "p3");  // read by a MaxPool: stays
+  t.output(t.node("MaxPool", {p3}, "maxpool", {kernel}));
+  int p4 = t.node("Pad", {pool, channel}, "p4");  // pads channels: stays
+  t.output(t.node("Conv", {p4, wid}, "conv_c"));
+  FoldStats stats;
+  auto folded = t.fold(stats);
+  ASSERT_NE(folded, t.model);
+  EXPECT_EQ(stats.fused_pads, 2u);
+  const Graph& g = *folded->graph;
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes) ops.push_back(n.op_type);
+  EXPECT_EQ(ops, (std::vector<std::string>{"Conv", "AveragePool", "Pad", "MaxPool", "Pad",
+                                           "Conv"}));
+  EXPECT_EQ(g.nodes[0].inputs[0], x);
+  EXPECT_EQ(g.nodes[0].find_attribute("pads")->ints, (std::vector<int64_t>{2, 2, 1, 3}));
+  EXPECT_EQ(g.nodes[1].inputs[0], conv);
+  EXPECT_EQ(g.nodes[1].find_attribute("pads")->ints, (std::vector<int64_t>{1, 2, 1, 2}));
+  EXPECT_EQ(g.nodes[1].find_attribute("count_include_pad")->i, 1);
+  (void)p1;
+  (void)p2;
+}
+
 }  // namespace
 }  // namespace loom::core

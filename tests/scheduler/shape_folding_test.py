@@ -99,6 +99,42 @@ def check_wrong_value_info(env):
     print("wrong value_info: Shape of the intermediate not folded, ok")
 
 
+def pad_model(env, name, pads_are_outputs):
+    """x -> Pad (spatial, zeros) -> Conv (own pads) -> Pad -> AveragePool -> y. With the Pads'
+    results also graph outputs they must stay nodes: the reference for their fused form."""
+    rng = np.random.default_rng(5)
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4, 3, 3, 3],
+                           rng.standard_normal(4 * 3 * 3 * 3).astype(np.float32).tolist())
+    nodes = [
+        helper.make_node("Pad", ["x", "pads1"], ["p1"]),
+        helper.make_node("Conv", ["p1", "w"], ["c"], pads=[1, 0, 0, 1]),
+        helper.make_node("Pad", ["c", "pads2", "zero"], ["p2"], mode="constant"),
+        helper.make_node("AveragePool", ["p2"], ["y"], kernel_shape=[3, 3]),
+    ]
+    outputs = [vi("y", [1, 4, 10, 12])]
+    if pads_are_outputs:
+        outputs += [vi("p1", [1, 3, 12, 12]), vi("p2", [1, 4, 12, 14])]
+    initializers = [w, const("pads1", np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64)),
+                    const("pads2", np.array([0, 0, 1, 1, 0, 0, 0, 2], np.int64)),
+                    const("zero", np.array(0.0, np.float32))]
+    return save(env, name, nodes, [vi("x", [1, 3, 9, 9])], outputs, initializers)
+
+
+def check_pad_fusion(env):
+    x = os.path.join(env.tmp, "pad_x.npy")
+    np.save(x, np.random.default_rng(6).standard_normal((1, 3, 9, 9)).astype(np.float32))
+    for device in (["--device", "cpu"], list(TWO_DEVICES)):
+        kept, kept_plan = env.outputs(pad_model(env, "pads_kept", True), "pads_kept", *device,
+                                      "--json", inputs=[("x", x)])
+        fused, fused_plan = env.outputs(pad_model(env, "pads_fused", False), "pads_fused",
+                                        *device, "--json", inputs=[("x", x)])
+        kept_plan, fused_plan = json.loads(kept_plan.stdout)["plan"], json.loads(fused_plan.stdout)["plan"]
+        assert kept_plan["pads_fused"] == 0, kept_plan
+        assert fused_plan["pads_fused"] == 2, fused_plan
+        compare({"y.npy": kept["y.npy"]}, fused, "Pads moved into Conv and AveragePool")
+    print("pad fusion: 2 Pads moved into their Conv/AveragePool, same outputs, ok")
+
+
 def plan(env, model, *argv):
     got, p = env.outputs(model, os.path.basename(model) + "-" + "-".join(argv)[:20], *argv,
                          "--json", inputs=[("x", env.x)])
@@ -134,6 +170,7 @@ def main():
         print(f"shape chains: {folded['folded_nodes']} nodes folded; two devices: {before} -> "
               f"{after} subgraphs, ok")
         check_wrong_value_info(env)
+        check_pad_fusion(env)
     return 0
 
 
