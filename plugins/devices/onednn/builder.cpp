@@ -547,12 +547,33 @@ static bool avx512_is_double_pumped() {
 #endif
 }
 
+// A Mul of two computed 4D tensors, one of them [N, C, 1, 1] and the other not (the scale of
+// a squeeze-and-excitation block), in a subgraph whose depthwise convolutions all have whole
+// 16-channel blocks (one that has not runs in nChw8c or, forced to 16c, in nhwc with reorders).
+static bool has_channel_scale(const IrGraph& g) {
+  for (const IrNode& n : g.nodes)
+    if (depthwise_2d(g, n) && g.value(n.inputs[0]).dims[1] % 16 != 0) return false;
+  for (const IrNode& n : g.nodes) {
+    if (n.absorbed || n.op != "Mul" || n.inputs.size() != 2 || n.inputs[0] < 0 || n.inputs[1] < 0)
+      continue;
+    const IrValue& a = g.value(n.inputs[0]);
+    const IrValue& b = g.value(n.inputs[1]);
+    if (a.constant() || b.constant() || a.dims.size() != 4 || b.dims.size() != 4) continue;
+    auto pooled = [](const IrValue& v) { return v.dims[2] == 1 && v.dims[3] == 1; };
+    if (pooled(a) != pooled(b)) return true;
+  }
+  return false;
+}
+
 std::unique_ptr<Program> Builder::build() {
   program_->input_slots.assign(g_.inputs.size(), -1);
   static const int64_t kIsaBlockWidth = isa_block_width();
   static const bool kDoublePumped = avx512_is_double_pumped();
   block_width_ = kIsaBlockWidth;
-  narrow_blocks_pay_ = kIsaBlockWidth == 16 && kDoublePumped;
+  // oneDNN 2.6 has no JIT binary kernel for an nChw8c operand: a squeeze-and-excitation
+  // scale (x * s, s of [N, C, 1, 1] computed from x) on an nChw8c tensor costs a reorder of x
+  // to plain and one back (EfficientNet-B0: 43 reorders, 4% of its time), more than 8c saves.
+  narrow_blocks_pay_ = kIsaBlockWidth == 16 && kDoublePumped && !has_channel_scale(g_);
   blocked_convolutions_ =
       block_width_ > 0 && program_->options.conv_layout == DeviceOptions::ConvLayout::kBlocked;
   // In f32, nChw16c is what Winograd needs, and in depthwise networks it measured 5-8% less

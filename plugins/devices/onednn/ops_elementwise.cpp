@@ -233,6 +233,8 @@ void emit_binary(Builder& b, int node) {
     }
     if (!broadcast) {
       src1 = b.as(rhs, choice.md1);
+    } else if (r.dims.size() == out_dims.size() && b.md_of(rhs) == choice.md1) {
+      src1 = b.slot_of(rhs);  // already there (an SE scale from a blocked 1x1 convolution)
     } else {
       // Plain bytes viewed with the rank padded by leading ones, reordered when the chosen
       // layout is blocked.

@@ -57,6 +57,44 @@ TEST(OnednnLayout, ConcatOfBlockedAndPlainInputs) {
   }
 }
 
+// Concat along channels of blocked conv outputs (a depthwise conv makes the subgraph use
+// nChw16c): with batch 1 and whole 16-channel blocks each part is one flat copy into its range
+// of the output (oneDNN's concat kernel copied at a few GB/s); a part of 24 channels, a batch
+// of 2 or another axis use the concat primitive. All must match cpu.
+TEST(OnednnLayout, ConcatOfConvOutputsAsFlatCopies) {
+  struct Case {
+    int64_t batch, left, right, axis;
+    bool flat;
+  };
+  for (const Case& c : {Case{1, 32, 16, 1, true}, Case{1, 32, 24, 1, false},
+                        Case{2, 32, 16, 1, false}, Case{1, 32, 32, 2, false}}) {
+    SCOPED_TRACE("batch " + std::to_string(c.batch) + " channels " + std::to_string(c.left) +
+                 "+" + std::to_string(c.right) + " axis " + std::to_string(c.axis));
+    ModelBuilder m;
+    m.input("x", LOOM_DTYPE_FLOAT32, {c.batch, 16, 7, 7});
+    m.initializer("wd", random_tensor(LOOM_DTYPE_FLOAT32, {16, 1, 3, 3}, 2));
+    m.initializer("wl", random_tensor(LOOM_DTYPE_FLOAT32, {c.left, 16, 1, 1}, 3));
+    m.initializer("wr", random_tensor(LOOM_DTYPE_FLOAT32, {c.right, 16, 3, 3}, 4));
+    m.node("Conv", {"x", "wd"}, {"d"}).i("group", 16).ints("pads", {1, 1, 1, 1});
+    m.node("Conv", {"d", "wl"}, {"l"});
+    m.node("Conv", {"d", "wr"}, {"r"}).ints("pads", {1, 1, 1, 1});
+    m.node("Concat", {"l", "r"}, {"cat"}).i("axis", c.axis);
+    m.node("Relu", {"cat"}, {"y"});
+    m.output("y");
+    std::vector<std::pair<std::string, Tensor>> inputs{
+        {"x", random_tensor(LOOM_DTYPE_FLOAT32, {c.batch, 16, 7, 7}, 1)}};
+    expect_matches_cpu(m, inputs, onednn_only("winograd=off"));
+    size_t parts = 0, primitives = 0;
+    for (const std::string& step :
+         run_model_capturing_log(m, inputs, onednn_only("verbose=1;winograd=off"), "onednn")) {
+      if (step.rfind("Concat ", 0) != 0) continue;
+      (step.find(" part ") != std::string::npos ? parts : primitives) += 1;
+    }
+    EXPECT_EQ(parts, c.flat ? 2u : 0u);
+    EXPECT_EQ(primitives, c.flat ? 0u : 1u);
+  }
+}
+
 TEST(OnednnReduce, AxesKeepdimsAndOps) {
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
                          "ReduceL1", "ReduceL2", "ReduceSumSquare"}) {
