@@ -267,32 +267,17 @@ std::optional<std::vector<int64_t>> absorbed_pads(const Graph& g, const Node& n,
   return own;
 }
 
-void set_ints_attribute(Node& n, const std::string& name, const std::vector<int64_t>& value) {
+// Node `n`'s attribute `name`, added if missing, with `type`.
+Attribute& attribute_to_set(Node& n, const std::string& name, loom_attr_type_t type) {
   for (Attribute& a : n.attributes)
     if (a.name == name) {
-      a.type = LOOM_ATTR_INTS;
-      a.ints = value;
-      return;
+      a.type = type;
+      return a;
     }
-  Attribute a;
-  a.name = name;
-  a.type = LOOM_ATTR_INTS;
-  a.ints = value;
-  n.attributes.push_back(std::move(a));
-}
-
-void set_int_attribute(Node& n, const std::string& name, int64_t value) {
-  for (Attribute& a : n.attributes)
-    if (a.name == name) {
-      a.type = LOOM_ATTR_INT;
-      a.i = value;
-      return;
-    }
-  Attribute a;
-  a.name = name;
-  a.type = LOOM_ATTR_INT;
-  a.i = value;
-  n.attributes.push_back(std::move(a));
+  n.attributes.emplace_back();
+  n.attributes.back().name = name;
+  n.attributes.back().type = type;
+  return n.attributes.back();
 }
 
 // `g` without the Pads that do nothing or that their one reader can do itself, or nullptr when
@@ -350,8 +335,8 @@ std::shared_ptr<Graph> simplify_pads(const Graph& g, FoldStats& stats) {
     for (int& id : n.inputs)
       if (id >= 0) id = source[id];
     if (new_pads[k]) {
-      set_ints_attribute(n, "pads", *new_pads[k]);
-      if (n.op_type == "AveragePool") set_int_attribute(n, "count_include_pad", 1);
+      attribute_to_set(n, "pads", LOOM_ATTR_INTS).ints = *new_pads[k];
+      if (n.op_type == "AveragePool") attribute_to_set(n, "count_include_pad", LOOM_ATTR_INT).i = 1;
     }
     for (int id : n.outputs)
       if (id >= 0) out->values[id].producer = static_cast<int>(out->nodes.size());

@@ -236,6 +236,24 @@ struct FoldGraph {
     }
     return id;
   }
+  // A float initializer filled with `fill`; returns its id and keeps the data alive.
+  int float_initializer(const std::string& name, std::vector<int64_t> dims, float fill) {
+    size_t count = 1;
+    for (int64_t d : dims) count *= static_cast<size_t>(d);
+    auto values = std::make_shared<std::vector<float>>(count, fill);
+    auto data = std::make_shared<ConstantData>();
+    data->dtype = LOOM_DTYPE_FLOAT32;
+    data->dims = dims;
+    data->data = values->data();
+    data->size = count * sizeof(float);
+    data->owner = values;
+    int id = g.intern(name);
+    g.values[id].constant = data;
+    g.values[id].dtype = LOOM_DTYPE_FLOAT32;
+    g.values[id].shape.rank = static_cast<int32_t>(dims.size());
+    g.values[id].shape.dims = std::move(dims);
+    return id;
+  }
   int node(const std::string& type, std::vector<int> inputs, const std::string& out,
            std::vector<Attribute> attrs = {}) {
     Node n;
@@ -401,18 +419,8 @@ TEST(ShapeFolding, FoldingRepeatsThroughReshapedShapes) {
 // back to the cpu device), whatever the dtype and size, without copying the data.
 TEST(ShapeFolding, IdentityOfAConstantBecomesTheSameConstant) {
   FoldGraph t;
-  auto weights = std::make_shared<std::vector<float>>(100000, 0.5f);
-  auto data = std::make_shared<ConstantData>();
-  data->dtype = LOOM_DTYPE_FLOAT32;
-  data->dims = {1000, 100};
-  data->data = weights->data();
-  data->size = weights->size() * sizeof(float);
-  data->owner = weights;
-  int w = t.g.intern("w");
-  t.g.values[w].constant = data;
-  t.g.values[w].dtype = LOOM_DTYPE_FLOAT32;
-  t.g.values[w].shape.rank = 2;
-  t.g.values[w].shape.dims = {1000, 100};
+  int w = t.float_initializer("w", {1000, 100}, 0.5f);
+  const void* weights = t.g.values[w].constant->data;
   int x = t.input("x", LOOM_DTYPE_FLOAT32, {4, 100});
   int shared = t.node("Identity", {w}, "w_again");
   int twice = t.node("Identity", {shared}, "w_third");
@@ -430,7 +438,7 @@ TEST(ShapeFolding, IdentityOfAConstantBecomesTheSameConstant) {
   for (const char* name : {"w_again", "w_third"}) {
     const Value& v = g.values[g.find(name)];
     ASSERT_NE(v.constant, nullptr) << name;
-    EXPECT_EQ(v.constant->data, weights->data()) << name;  // shared, not copied
+    EXPECT_EQ(v.constant->data, weights) << name;  // shared, not copied
     EXPECT_EQ(v.producer, -1) << name;
     EXPECT_EQ(v.shape.dims, (std::vector<int64_t>{1000, 100})) << name;
   }
@@ -484,18 +492,7 @@ TEST(ShapeFolding, ZeroPadsMoveIntoConvAndAveragePool) {
   int x = t.input("x", LOOM_DTYPE_FLOAT32, {1, 4, 6, 6});
   int spatial = t.initializer("spatial", i64({8}, {0, 0, 1, 2, 0, 0, 1, 2}));
   int channel = t.initializer("channel", i64({8}, {0, 1, 0, 0, 0, 0, 0, 0}));
-  auto w = std::make_shared<std::vector<float>>(4 * 4 * 3 * 3, 0.1f);
-  auto wdata = std::make_shared<ConstantData>();
-  wdata->dtype = LOOM_DTYPE_FLOAT32;
-  wdata->dims = {4, 4, 3, 3};
-  wdata->data = w->data();
-  wdata->size = w->size() * sizeof(float);
-  wdata->owner = w;
-  int wid = t.g.intern("w");
-  t.g.values[wid].constant = wdata;
-  t.g.values[wid].dtype = LOOM_DTYPE_FLOAT32;
-  t.g.values[wid].shape.rank = 4;
-  t.g.values[wid].shape.dims = {4, 4, 3, 3};
+  int wid = t.float_initializer("w", {4, 4, 3, 3}, 0.1f);
   Attribute conv_pads;
   conv_pads.name = "pads";
   conv_pads.type = LOOM_ATTR_INTS;
