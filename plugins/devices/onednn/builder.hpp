@@ -276,5 +276,6 @@ void emit_normalization(Builder& b, int node);  // ops_norm.cpp: BN, LayerNorm, 
 void emit_layout(Builder& b, int node);         // ops_layout.cpp: Reshape... Transpose, Concat
 void emit_reduce(Builder& b, int node);         // ops_reduce.cpp
 void emit_resize(Builder& b, int node);         // ops_resize.cpp: Resize, Upsample
+void emit_slice(Builder& b, int node);          // ops_slice.cpp: Slice, Split
 
 }  // namespace loom::onednn
