@@ -185,7 +185,8 @@ std::string Session::plan_json() {
   }
   j += fmt::format(
       "],\"total_flops\":{:.0f},\"folded_nodes\":{},\"folded_constants\":{},"
-      "\"constant_nodes_folded\":{},\"constant_identities_folded\":{},\"noop_pads_bypassed\":{},\"pads_fused\":{}",
+      "\"constant_nodes_folded\":{},\"constant_identities_folded\":{},\"noop_pads_bypassed\":{},"
+      "\"pads_fused\":{}",
       total_flops, fold_stats_.nodes, fold_stats_.constants, fold_stats_.constant_nodes,
       fold_stats_.identities, fold_stats_.noop_pads, fold_stats_.fused_pads);
   j += ",\"fallback\":[";

@@ -105,14 +105,14 @@ void Session::finish_construction() {
   }
   if (fold_stats_.nodes || fold_stats_.constant_nodes || fold_stats_.identities ||
       fold_stats_.noop_pads || fold_stats_.fused_pads)
-    runtime_.log(LOOM_LOG_INFO, "scheduler",
-                 fmt::format("folded {} shape-computation nodes into {} constants, {} Constant "
-                             "nodes into initializers and {} Identity nodes of constants; "
-                             "bypassed {} Pad nodes with zero pads and moved {} into their "
-                             "Conv/AveragePool",
-                             fold_stats_.nodes, fold_stats_.constants, fold_stats_.constant_nodes,
-                             fold_stats_.identities, fold_stats_.noop_pads,
-                             fold_stats_.fused_pads));
+    runtime_.log(
+        LOOM_LOG_INFO, "scheduler",
+        fmt::format("folded {} shape-computation nodes into {} constants, {} Constant "
+                    "nodes into initializers and {} Identity nodes of constants; "
+                    "bypassed {} Pad nodes with zero pads and moved {} into their "
+                    "Conv/AveragePool",
+                    fold_stats_.nodes, fold_stats_.constants, fold_stats_.constant_nodes,
+                    fold_stats_.identities, fold_stats_.noop_pads, fold_stats_.fused_pads));
   partition();
 }
 

@@ -516,8 +516,8 @@ TEST(ShapeFolding, ZeroPadsMoveIntoConvAndAveragePool) {
   const Graph& g = *folded->graph;
   std::vector<std::string> ops;
   for (const Node& n : g.nodes) ops.push_back(n.op_type);
-  EXPECT_EQ(ops, (std::vector<std::string>{"Conv", "AveragePool", "Pad", "MaxPool", "Pad",
-                                           "Conv"}));
+  EXPECT_EQ(ops,
+            (std::vector<std::string>{"Conv", "AveragePool", "Pad", "MaxPool", "Pad", "Conv"}));
   EXPECT_EQ(g.nodes[0].inputs[0], x);
   EXPECT_EQ(g.nodes[0].find_attribute("pads")->ints, (std::vector<int64_t>{2, 2, 1, 3}));
   EXPECT_EQ(g.nodes[1].inputs[0], conv);

@@ -84,8 +84,7 @@ std::optional<DepthwiseFusion> fuse_depthwise(
     dnnl::post_ops ops;
     b.append_post_ops(cands, fused, ops, 4);
     ops.append_dw(dt::f32, dt::f32, dt::f32, 3, stride, 1, 0, {});
-    for (size_t i = 0; i < count; ++i)
-      append_eltwise_post_ops(f.post[i], ops);
+    for (size_t i = 0; i < count; ++i) append_eltwise_post_ops(f.post[i], ops);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
     try {

@@ -33,7 +33,7 @@ std::optional<EltwiseForm> eltwise_form(const IrGraph& g, const IrNode& n) {
                        attrs.get_float("beta", 0.5f), 0,
                        EltwiseStage{alg::eltwise_clip_v2, 0.f, 1.f}};
   if (op == "Swish") return EltwiseForm{alg::eltwise_swish, 1.f};  // from rewrite_patterns
-  if (op == "Gelu") return EltwiseForm{alg::eltwise_gelu_erf};  // from rewrite_patterns
+  if (op == "Gelu") return EltwiseForm{alg::eltwise_gelu_erf};     // from rewrite_patterns
   if (op == "Identity" || op == "Dropout") return std::nullopt;
   if (op == "Pow") {
     auto p = scalar_constant(g, g.in(n, 1));
@@ -167,9 +167,9 @@ void emit_binary(Builder& b, int node) {
     const IrValue& r = g.value(rhs);
     const dt rhs_type = b.md_of(rhs).data_type();
     const bool broadcast = r.dims != out_dims;
-    const dnnl::memory::dims rhs_dims = broadcast ? pad_rank(r.dims, out_dims.size())
-                                                  : dnnl::memory::dims(out_dims.begin(),
-                                                                       out_dims.end());
+    const dnnl::memory::dims rhs_dims = broadcast
+                                            ? pad_rank(r.dims, out_dims.size())
+                                            : dnnl::memory::dims(out_dims.begin(), out_dims.end());
     bool last = i + 1 == operands.size();
     dnnl::post_ops ops;
     std::vector<FusionCandidate> c;
@@ -178,8 +178,7 @@ void emit_binary(Builder& b, int node) {
     attr.set_post_ops(ops);
     auto describe = [&](const dnnl::memory::desc& m0, const dnnl::memory::desc& m1) {
       dnnl::memory::desc dst_md(m0.dims(), m0.data_type(), dnnl::memory::format_tag::any);
-      return dnnl::binary::primitive_desc(dnnl::binary::desc(a, m0, m1, dst_md), attr,
-                                          b.engine());
+      return dnnl::binary::primitive_desc(dnnl::binary::desc(a, m0, m1, dst_md), attr, b.engine());
     };
     // oneDNN 2.6 has JIT binary kernels only for some operand layouts: a blocked (nChw16c)
     // first operand needs the second in the same blocked layout, also when it broadcasts
@@ -198,12 +197,12 @@ void emit_binary(Builder& b, int node) {
     }
     std::optional<dnnl::memory::format_tag> tag0 = layout_tag(md0);
     struct Choice {
-      bool plain0;                 // reorder the first operand to plain
-      dnnl::memory::desc md1;      // the second operand's layout
+      bool plain0;             // reorder the first operand to plain
+      dnnl::memory::desc md1;  // the second operand's layout
     };
     std::vector<Choice> choices;
-    dnnl::memory::desc plain1 = plain_md(std::vector<int64_t>(rhs_dims.begin(), rhs_dims.end()),
-                                         rhs_type);
+    dnnl::memory::desc plain1 =
+        plain_md(std::vector<int64_t>(rhs_dims.begin(), rhs_dims.end()), rhs_type);
     if (!broadcast) {
       dnnl::memory::desc same = md0;
       same.data.data_type = static_cast<dnnl_data_type_t>(rhs_type);
@@ -215,8 +214,7 @@ void emit_binary(Builder& b, int node) {
     if (acc < 0 && !is_plain(md0)) choices.push_back({true, plain1});
     size_t pick = 0;
     for (size_t k = 0; k < choices.size(); ++k) {
-      dnnl::memory::desc m0 =
-          choices[k].plain0 ? plain_md(out_dims, md0.data_type()) : md0;
+      dnnl::memory::desc m0 = choices[k].plain0 ? plain_md(out_dims, md0.data_type()) : md0;
       try {
         if (!is_reference(describe(m0, choices[k].md1))) {
           pick = k;

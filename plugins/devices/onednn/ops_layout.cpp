@@ -69,9 +69,9 @@ void emit_concat(Builder& b, int node) {
   const dnnl::memory::desc out_md = pd.dst_desc();
   std::optional<tag> out_tag = layout_tag(out_md);
   int64_t block = out_tag == tag::aBc16b || out_tag == tag::aBcd16b || out_tag == tag::aBcde16b ? 16
-                  : out_tag == tag::aBc8b || out_tag == tag::aBcd8b || out_tag == tag::aBcde8b ? 8
-                  : out_tag == tag::abc || out_tag == tag::abcd || out_tag == tag::abcde     ? 1
-                                                                                              : 0;
+                  : out_tag == tag::aBc8b || out_tag == tag::aBcd8b || out_tag == tag::aBcde8b  ? 8
+                  : out_tag == tag::abc || out_tag == tag::abcd || out_tag == tag::abcde        ? 1
+                                                                                                : 0;
   bool flat = block > 0 && (block == 1 || axis == 1);
   for (int i = 0; i < axis; ++i) flat = flat && yd[static_cast<size_t>(i)] == 1;
   for (size_t i = 0; flat && i < parts.size(); ++i)
@@ -79,7 +79,8 @@ void emit_concat(Builder& b, int node) {
            mds[i].dims()[static_cast<size_t>(axis)] % block == 0;
   if (flat) {
     const dt type = out_md.data_type();
-    const int64_t total = static_cast<int64_t>(out_md.get_size() / dnnl::memory::data_type_size(type));
+    const int64_t total =
+        static_cast<int64_t>(out_md.get_size() / dnnl::memory::data_type_size(type));
     // [1, n] rather than [n]: oneDNN 2.6's reorder into a 1D sub-memory takes its slow path.
     const dnnl::memory::desc out_flat({1, total}, type, tag::ab);
     int dst = b.define(y, out_md);

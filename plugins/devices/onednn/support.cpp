@@ -67,10 +67,9 @@ bool in_gelu_pattern(const loom_graph_t& graph, const loom_node_t& node) {
 }
 
 const std::set<std::string>& activation_ops() {
-  static const std::set<std::string> ops{"Relu",     "LeakyRelu", "Sigmoid",   "Tanh", "Elu",
-                                         "Exp",      "Sqrt",      "Abs",       "Neg",  "Reciprocal",
-                                         "Softplus", "Mish",      "HardSwish", "Clip", "Pow",
-                                         "HardSigmoid"};
+  static const std::set<std::string> ops{
+      "Relu", "LeakyRelu",  "Sigmoid",  "Tanh", "Elu",       "Exp",  "Sqrt", "Abs",
+      "Neg",  "Reciprocal", "Softplus", "Mish", "HardSwish", "Clip", "Pow",  "HardSigmoid"};
   return ops;
 }
 

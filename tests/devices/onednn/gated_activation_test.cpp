@@ -23,9 +23,8 @@ std::vector<std::string> steps(const ModelBuilder& m, const Inputs& inputs) {
 }
 
 size_t count_starting(const std::vector<std::string>& lines, const std::string& prefix) {
-  return static_cast<size_t>(std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
-    return l.rfind(prefix, 0) == 0;
-  }));
+  return static_cast<size_t>(std::count_if(
+      lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(prefix, 0) == 0; }));
 }
 
 void expect_no_reference_kernel(const std::vector<std::string>& lines) {

@@ -68,8 +68,8 @@ TEST(OnednnLayout, ConcatOfConvOutputsAsFlatCopies) {
   };
   for (const Case& c : {Case{1, 32, 16, 1, true}, Case{1, 32, 24, 1, false},
                         Case{2, 32, 16, 1, false}, Case{1, 32, 32, 2, false}}) {
-    SCOPED_TRACE("batch " + std::to_string(c.batch) + " channels " + std::to_string(c.left) +
-                 "+" + std::to_string(c.right) + " axis " + std::to_string(c.axis));
+    SCOPED_TRACE("batch " + std::to_string(c.batch) + " channels " + std::to_string(c.left) + "+" +
+                 std::to_string(c.right) + " axis " + std::to_string(c.axis));
     ModelBuilder m;
     m.input("x", LOOM_DTYPE_FLOAT32, {c.batch, 16, 7, 7});
     m.initializer("wd", random_tensor(LOOM_DTYPE_FLOAT32, {16, 1, 3, 3}, 2));
