@@ -50,13 +50,14 @@ std::string Session::explain() {
   for (const auto& d : devices_) out << " " << d->name();
   out << "\n";
   if (fold_stats_.nodes || fold_stats_.constant_nodes || fold_stats_.identities ||
-      fold_stats_.noop_pads || fold_stats_.fused_pads)
+      fold_stats_.noop_pads || fold_stats_.fused_pads || fold_stats_.evaluated_nodes)
     out << "  folded: " << fold_stats_.nodes << " shape-computation nodes into "
         << fold_stats_.constants << " constants (static shapes), " << fold_stats_.constant_nodes
         << " Constant nodes into initializers, " << fold_stats_.identities
         << " Identity nodes of constants; bypassed " << fold_stats_.noop_pads
         << " Pad nodes with zero pads, moved " << fold_stats_.fused_pads
-        << " into their Conv/AveragePool\n";
+        << " into their Conv/AveragePool; evaluated " << fold_stats_.evaluated_nodes
+        << " nodes of constants on cpu\n";
   double total_flops = 0;
   size_t copies = 0, copy_bytes = 0;
   for (size_t s = 0; s < subgraphs_.size(); ++s) {
@@ -186,9 +187,10 @@ std::string Session::plan_json() {
   j += fmt::format(
       "],\"total_flops\":{:.0f},\"folded_nodes\":{},\"folded_constants\":{},"
       "\"constant_nodes_folded\":{},\"constant_identities_folded\":{},\"noop_pads_bypassed\":{},"
-      "\"pads_fused\":{}",
+      "\"pads_fused\":{},\"constant_nodes_evaluated\":{}",
       total_flops, fold_stats_.nodes, fold_stats_.constants, fold_stats_.constant_nodes,
-      fold_stats_.identities, fold_stats_.noop_pads, fold_stats_.fused_pads);
+      fold_stats_.identities, fold_stats_.noop_pads, fold_stats_.fused_pads,
+      fold_stats_.evaluated_nodes);
   j += ",\"fallback\":[";
   for (size_t i = 0; i < fallback_notes_.size(); ++i)
     j += (i ? "," : "") + ("\"" + json_escape(fallback_notes_[i]) + "\"");

@@ -87,6 +87,13 @@ void Session::finish_construction() {
   // before placement, so devices are asked about nodes with constant shape inputs.
   if (depth_ == 0) {
     model_ = fold_shape_computations(model_, runtime_.schemas, fold_stats_);
+    // Results of constants computed once on cpu may make more shapes static, which folds
+    // more shape computations, which may leave more constant nodes: repeat (bounded).
+    for (int round = 0; round < 8; ++round) {
+      auto evaluated = fold_constant_nodes(runtime_, runtime_.schemas, model_, fold_stats_);
+      if (evaluated == model_) break;
+      model_ = fold_shape_computations(evaluated, runtime_.schemas, fold_stats_);
+    }
   } else {
     // A control-flow body's inputs are whatever the step feeds (Loop-carried values may
     // change shape; declarations of [] and [1] both occur), so no extent is checked at run
@@ -104,15 +111,15 @@ void Session::finish_construction() {
     }
   }
   if (fold_stats_.nodes || fold_stats_.constant_nodes || fold_stats_.identities ||
-      fold_stats_.noop_pads || fold_stats_.fused_pads)
-    runtime_.log(
-        LOOM_LOG_INFO, "scheduler",
-        fmt::format("folded {} shape-computation nodes into {} constants, {} Constant "
-                    "nodes into initializers and {} Identity nodes of constants; "
-                    "bypassed {} Pad nodes with zero pads and moved {} into their "
-                    "Conv/AveragePool",
-                    fold_stats_.nodes, fold_stats_.constants, fold_stats_.constant_nodes,
-                    fold_stats_.identities, fold_stats_.noop_pads, fold_stats_.fused_pads));
+      fold_stats_.noop_pads || fold_stats_.fused_pads || fold_stats_.evaluated_nodes)
+    runtime_.log(LOOM_LOG_INFO, "scheduler",
+                 fmt::format("folded {} shape-computation nodes into {} constants, {} Constant "
+                             "nodes into initializers and {} Identity nodes of constants; "
+                             "bypassed {} Pad nodes with zero pads and moved {} into their "
+                             "Conv/AveragePool; evaluated {} nodes of constants on cpu",
+                             fold_stats_.nodes, fold_stats_.constants, fold_stats_.constant_nodes,
+                             fold_stats_.identities, fold_stats_.noop_pads, fold_stats_.fused_pads,
+                             fold_stats_.evaluated_nodes));
   partition();
 }
 

@@ -19,6 +19,7 @@
 #include "ir/graph.hpp"
 #include "partitioner.hpp"
 #include "runtime.hpp"
+#include "constant_folding.hpp"
 #include "shape_folding.hpp"
 
 namespace loom::core {

@@ -15,12 +15,13 @@
 namespace loom::core {
 
 struct FoldStats {
-  size_t nodes = 0;           // computing nodes removed because their outputs became constants
-  size_t constants = 0;       // initializers they became
-  size_t constant_nodes = 0;  // Constant nodes turned into initializers (sharing their tensor)
-  size_t identities = 0;      // Identity nodes of constants, their outputs now the same constant
-  size_t noop_pads = 0;       // Pad nodes with all-zero pads, bypassed (readers read the input)
-  size_t fused_pads = 0;      // zero Pads moved into the pads of the Conv/AveragePool reading them
+  size_t nodes = 0;            // computing nodes removed because their outputs became constants
+  size_t constants = 0;        // initializers they became
+  size_t constant_nodes = 0;   // Constant nodes turned into initializers (sharing their tensor)
+  size_t identities = 0;       // Identity nodes of constants, their outputs now the same constant
+  size_t noop_pads = 0;        // Pad nodes with all-zero pads, bypassed (readers read the input)
+  size_t fused_pads = 0;       // zero Pads moved into the pads of the Conv/AveragePool reading them
+  size_t evaluated_nodes = 0;  // nodes of constants run once on cpu (constant_folding.hpp)
 };
 
 // `model` with its top-level graph's foldable nodes replaced by initializers (host_eval.hpp

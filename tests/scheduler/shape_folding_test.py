@@ -135,6 +135,63 @@ def check_pad_fusion(env):
     print("pad fusion: 2 Pads moved into their Conv/AveragePool, same outputs, ok")
 
 
+def constant_model(env, name, overridable):
+    """Nodes of constants of any dtype: a float table (Sqrt(a + b)) a MatMul reads, the float
+    shape arithmetic torch exports for int(n / 2) (Shape -> Gather -> Cast -> Div -> Cast) that
+    a Reshape reads, a RandomUniformLike (never folded: it differs per run) whose result is
+    multiplied by zero, and a ConstantOfShape of 8 MiB (over the bound: left to run). With the
+    table's inputs overridable initializers (graph inputs with defaults), nothing after them
+    folds: the reference."""
+    n = helper.make_node
+    nodes = [
+        n("Add", ["a", "b"], ["ab"]), n("Sqrt", ["ab"], ["table"]),
+        n("MatMul", ["x", "table"], ["xt"]),
+        n("Shape", ["xt"], ["shape"]), n("Gather", ["shape", "one"], ["cols"], axis=0),
+        n("Cast", ["cols"], ["cols_f"], to=TensorProto.FLOAT),
+        n("Div", ["cols_f", "two_f"], ["half_f"]),
+        n("Cast", ["half_f"], ["half"], to=TensorProto.INT64),
+        n("Concat", ["minus1", "half"], ["target"], axis=0),
+        n("Reshape", ["xt", "target"], ["folded"]),
+        n("RandomUniformLike", ["folded"], ["noise"]), n("Mul", ["noise", "zero_f"], ["none"]),
+        n("Add", ["folded", "none"], ["y"]),
+        n("ConstantOfShape", ["big_shape"], ["big"],
+          value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0])),
+        n("ReduceSum", ["big"], ["big_sum"], keepdims=0),
+    ]
+    rng = np.random.default_rng(9)
+    a = const("a", rng.random((4, 4)).astype(np.float32))
+    b = const("b", rng.random((4, 4)).astype(np.float32))
+    initializers = [a, b, const("one", np.array([1], np.int64)),
+                    const("two_f", np.array([2.0], np.float32)),
+                    const("minus1", np.array([-1], np.int64)),
+                    const("zero_f", np.array(0.0, np.float32)),
+                    const("big_shape", np.array([2048, 1024], np.int64))]
+    inputs = [vi("x", [3, 4])]
+    if overridable:
+        inputs += [vi("a", [4, 4]), vi("b", [4, 4])]
+    return save(env, name, nodes, inputs, [vi("y", [6, 2]), vi("big_sum", [])], initializers)
+
+
+def check_constant_evaluation(env):
+    x = os.path.join(env.tmp, "const_x.npy")
+    np.save(x, np.random.default_rng(10).standard_normal((3, 4)).astype(np.float32))
+    for device in (["--device", "cpu"], list(TWO_DEVICES)):
+        ref, ref_plan = env.outputs(constant_model(env, "consts_overridable", True), "consts_ref",
+                                    *device, "--json", inputs=[("x", x)])
+        got, got_plan = env.outputs(constant_model(env, "consts", False), "consts", *device,
+                                    "--json", inputs=[("x", x)])
+        ref_plan, got_plan = json.loads(ref_plan.stdout)["plan"], json.loads(got_plan.stdout)["plan"]
+        # The table's Add and Sqrt, then the shape arithmetic's Casts, Div and the Concat after
+        # them (once the integer folding made Shape and Gather constants); never the random
+        # node or the big one.
+        assert got_plan["constant_nodes_evaluated"] == 6, got_plan
+        # With overridable inputs even the shapes after the MatMul may change: nothing folds.
+        assert ref_plan["constant_nodes_evaluated"] == 0, ref_plan
+        compare(ref, got, "nodes of constants evaluated at session creation")
+        assert got["y.npy"].shape == (6, 2), got["y.npy"].shape
+    print("constant evaluation: 6 nodes of constants evaluated on cpu, same outputs, ok")
+
+
 def plan(env, model, *argv):
     got, p = env.outputs(model, os.path.basename(model) + "-" + "-".join(argv)[:20], *argv,
                          "--json", inputs=[("x", env.x)])
@@ -171,6 +228,7 @@ def main():
               f"{after} subgraphs, ok")
         check_wrong_value_info(env)
         check_pad_fusion(env)
+        check_constant_evaluation(env)
     return 0
 
 
