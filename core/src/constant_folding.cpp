@@ -68,16 +68,9 @@ std::shared_ptr<Model> fold_constant_nodes(Runtime& runtime, const SchemaRegistr
                                            const std::shared_ptr<Model>& model, FoldStats& stats) {
   if (t_evaluating_constants) return model;
   const Graph& g = *model->graph;
-  // Shapes from the inputs, initializers and op semantics only (as in shape_folding.cpp).
-  Graph trusted = g;
-  for (Value& v : trusted.values)
-    if (v.producer >= 0 && !v.constant) v.shape = Shape{};
-  std::vector<ValueFacts> facts(g.values.size());
-  try {
-    infer_shapes(trusted, schemas, facts);
-  } catch (const Error&) {
-    return model;
-  }
+  auto inferred = trusted_facts(g, schemas);
+  if (!inferred) return model;
+  const std::vector<ValueFacts>& facts = *inferred;
   std::vector<bool> keep_producer(g.values.size(), false);
   for (int id : g.outputs) keep_producer[id] = true;
   for (const Node& n : g.nodes)

@@ -121,19 +121,9 @@ Pass evaluate(const Graph& g, const std::vector<ValueFacts>& facts) {
 // One round: evaluate, then rebuild the graph without the nodes whose results became constants.
 // nullptr when nothing folds.
 std::shared_ptr<Graph> fold_once(const Graph& g, const SchemaRegistry& schemas, FoldStats& stats) {
-  // Only shapes inference derives from graph inputs, initializers and op semantics are trusted:
-  // an extent merely declared in value_info for an intermediate would fold into a wrong
-  // constant whenever the declaration is wrong, so inference runs without those declarations.
-  Graph trusted = g;
-  for (Value& v : trusted.values)
-    if (v.producer >= 0 && !v.constant) v.shape = Shape{};
-  std::vector<ValueFacts> facts(g.values.size());
-  try {
-    infer_shapes(trusted, schemas, facts);
-  } catch (const Error&) {
-    return nullptr;  // the session reports inference problems when it prepares
-  }
-  Pass p = evaluate(g, facts);
+  auto facts = trusted_facts(g, schemas);
+  if (!facts) return nullptr;  // the session reports inference problems when it prepares
+  Pass p = evaluate(g, *facts);
 
   // Values whose producer must stay: graph outputs, and what nested graphs read by name.
   std::vector<bool> keep_producer(g.values.size(), false);
@@ -348,6 +338,23 @@ std::shared_ptr<Graph> simplify_pads(const Graph& g, FoldStats& stats) {
 }
 
 }  // namespace
+
+std::optional<std::vector<ValueFacts>> trusted_facts(const Graph& g,
+                                                     const SchemaRegistry& schemas) {
+  // Only shapes inference derives from graph inputs, initializers and op semantics are trusted:
+  // an extent merely declared in value_info for an intermediate would fold into a wrong
+  // constant whenever the declaration is wrong, so inference runs without those declarations.
+  Graph trusted = g;
+  for (Value& v : trusted.values)
+    if (v.producer >= 0 && !v.constant) v.shape = Shape{};
+  std::vector<ValueFacts> facts(g.values.size());
+  try {
+    infer_shapes(trusted, schemas, facts);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return facts;
+}
 
 std::shared_ptr<Model> fold_shape_computations(const std::shared_ptr<Model>& model,
                                                const SchemaRegistry& schemas, FoldStats& stats) {

@@ -8,7 +8,10 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
+#include <vector>
 
+#include "graph_view.hpp"
 #include "ir/graph.hpp"
 #include "schema_registry.hpp"
 
@@ -23,6 +26,10 @@ struct FoldStats {
   size_t fused_pads = 0;       // zero Pads moved into the pads of the Conv/AveragePool reading them
   size_t evaluated_nodes = 0;  // nodes of constants run once on cpu (constant_folding.hpp)
 };
+
+// Shape facts from the graph's inputs, initializers and op semantics only (declared shapes of
+// intermediates are ignored), or nullopt when inference fails.
+std::optional<std::vector<ValueFacts>> trusted_facts(const Graph& g, const SchemaRegistry& schemas);
 
 // `model` with its top-level graph's foldable nodes replaced by initializers (host_eval.hpp
 // lists the ops), or `model` itself when nothing folds. Constant nodes given as a tensor (any

@@ -2,7 +2,12 @@
 // one-liners for the common single-input models.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "device_test_support.hpp"
 
@@ -26,6 +31,28 @@ inline void check_unary_model(const ModelBuilder& m, std::vector<int64_t> shape,
                               const Tolerance* tolerance = nullptr) {
   expect_matches_cpu(m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, shape, seed)}},
                      onednn_only(device_options), tolerance);
+}
+
+// A model with one float input "x" of `shape` that onednn must refuse: onednn alone fails with
+// an error naming `reason`; with `run_with_fallback`, onednn,cpu runs it (the node on cpu) and
+// matches cpu.
+inline void expect_refused(const ModelBuilder& m, const std::vector<int64_t>& shape,
+                           const std::string& reason, bool run_with_fallback = true) {
+  SCOPED_TRACE("refused for: " + reason);
+  std::filesystem::path path = m.save();
+  Tensor x = random_tensor(LOOM_DTYPE_FLOAT32, shape, 3);
+  try {
+    run_model(path, {{"x", x}}, onednn_only());
+    ADD_FAILURE() << "onednn claimed the node";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+  if (!run_with_fallback) return;
+  RunOptions fallback;
+  fallback.devices = "onednn,cpu";
+  fallback.threads = 2;
+  expect_matches_cpu(m, {{"x", x}}, fallback);
 }
 
 }  // namespace loom::onednn_testing
