@@ -337,6 +337,32 @@ std::shared_ptr<Graph> simplify_pads(const Graph& g, FoldStats& stats) {
   return out;
 }
 
+// `g` with the optional outputs nothing reads omitted (Dropout's mask, MaxPool's Indices), or
+// nullptr when there are none. PyTorch exports Dropout with a mask output even in inference;
+// a device that runs Dropout as a view but has no bool tensors refused the node for it (every
+// attention block of Swin-T fell back to cpu there).
+std::shared_ptr<Graph> omit_unread_outputs(const Graph& g, FoldStats& stats) {
+  std::vector<bool> read(g.values.size(), false);
+  for (int id : g.outputs) read[id] = true;
+  for (const Node& n : g.nodes) {
+    for (int id : n.inputs)
+      if (id >= 0) read[id] = true;
+    for (int id : n.implicit_inputs) read[id] = true;
+  }
+  std::shared_ptr<Graph> out;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
+    if (!n.domain.empty() || (n.op_type != "Dropout" && n.op_type != "MaxPool") ||
+        n.outputs.size() < 2 || n.outputs[1] < 0 || read[n.outputs[1]])
+      continue;
+    if (!out) out = std::make_shared<Graph>(g);
+    out->values[n.outputs[1]].producer = -1;
+    out->nodes[k].outputs[1] = -1;
+    ++stats.omitted_outputs;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<std::vector<ValueFacts>> trusted_facts(const Graph& g,
@@ -369,6 +395,8 @@ std::shared_ptr<Model> fold_shape_computations(const std::shared_ptr<Model>& mod
   }
   if (std::shared_ptr<Graph> simplified = simplify_pads(*graph, stats))
     graph = std::move(simplified);
+  if (std::shared_ptr<Graph> trimmed = omit_unread_outputs(*graph, stats))
+    graph = std::move(trimmed);
   if (graph == model->graph) return model;
   auto out = std::make_shared<Model>(*model);
   out->graph = std::move(graph);

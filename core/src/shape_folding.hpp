@@ -24,6 +24,7 @@ struct FoldStats {
   size_t identities = 0;       // Identity nodes of constants, their outputs now the same constant
   size_t noop_pads = 0;        // Pad nodes with all-zero pads, bypassed (readers read the input)
   size_t fused_pads = 0;       // zero Pads moved into the pads of the Conv/AveragePool reading them
+  size_t omitted_outputs = 0;  // unread Dropout masks and MaxPool Indices, now omitted
   size_t evaluated_nodes = 0;  // nodes of constants run once on cpu (constant_folding.hpp)
 };
 

@@ -527,5 +527,34 @@ TEST(ShapeFolding, ZeroPadsMoveIntoConvAndAveragePool) {
   (void)p2;
 }
 
+// Optional outputs nothing reads (a Dropout's mask, which PyTorch exports even in inference, a
+// MaxPool's Indices) are omitted, so devices without bool or index tensors can take the node.
+// A mask that is a graph output stays.
+TEST(ShapeFolding, UnreadOptionalOutputsAreOmitted) {
+  FoldGraph t;
+  int x = t.input("x", LOOM_DTYPE_FLOAT32, {1, 2, 4, 4});
+  Node dropout;
+  dropout.name = "drop";
+  dropout.op_type = "Dropout";
+  dropout.opset = 13;
+  dropout.inputs = {x};
+  dropout.outputs = {t.g.intern("d"), t.g.intern("mask")};
+  t.g.nodes.push_back(dropout);
+  Node kept = dropout;
+  kept.name = "drop2";
+  kept.outputs = {t.g.intern("d2"), t.g.intern("mask2")};
+  t.g.nodes.push_back(kept);
+  t.output(t.node("Relu", {dropout.outputs[0]}, "y"));
+  t.output(kept.outputs[0]);
+  t.output(kept.outputs[1]);
+  FoldStats stats;
+  auto folded = t.fold(stats);
+  ASSERT_NE(folded, t.model);
+  EXPECT_EQ(stats.omitted_outputs, 1u);
+  const Graph& g = *folded->graph;
+  EXPECT_EQ(g.nodes[0].outputs[1], -1);
+  EXPECT_EQ(g.nodes[1].outputs[1], kept.outputs[1]);
+}
+
 }  // namespace
 }  // namespace loom::core

@@ -1,6 +1,7 @@
 // Which nodes the onednn device claims. The answer only depends on what the placement view
 // shows (types, shapes where known, attributes, constants): every claimed node must compile,
 // so anything oneDNN cannot express exactly is left to the cpu device with a reason.
+#include <algorithm>
 #include <set>
 
 #include "ir.hpp"
@@ -203,10 +204,16 @@ std::string check_op(const loom_graph_t& graph, const loom_node_t& node) {
   }
   if (op == "Dropout") {
     if (extra_outputs(1)) return "Dropout mask output";
-    // Identity only in inference: a training_mode input must be a constant false.
-    Info training = in(2);
-    if (training && !(is_constant(training) && training->data_size >= 1 &&
-                      *static_cast<const unsigned char*>(training->data) == 0))
+    // An identity in inference (a training_mode input that is a constant false), and in
+    // training mode with a constant ratio of 0 (Swin-T's attention exports that: nothing is
+    // dropped and the scale is 1).
+    Info training = in(2), ratio = in(1);
+    auto all_zero = [](Info v) {
+      if (!is_constant(v) || v->data_size == 0) return false;
+      const auto* bytes = static_cast<const unsigned char*>(v->data);
+      return std::all_of(bytes, bytes + v->data_size, [](unsigned char b) { return b == 0; });
+    };
+    if (training && !all_zero(training) && !(ratio && all_zero(ratio)))
       return "Dropout in training mode";
     return "";
   }

@@ -95,6 +95,27 @@ TEST(OnednnLayout, ConcatOfConvOutputsAsFlatCopies) {
   }
 }
 
+// Dropout is a view when it drops nothing: in inference, and in training mode with a ratio of
+// 0 (Swin-T's attention exports that); the mask output, when nothing reads it, is omitted by
+// the core. Training mode with another ratio stays on cpu (it is random).
+TEST(OnednnLayout, DropoutThatDropsNothing) {
+  Tensor yes{LOOM_DTYPE_BOOL, {}, {1}};
+  for (float ratio : {0.f, 0.3f}) {
+    SCOPED_TRACE(ratio);
+    ModelBuilder m(13);
+    m.input("x", LOOM_DTYPE_FLOAT32, {2, 3, 4});
+    m.initializer("ratio", float_tensor({}, {ratio}));
+    m.initializer("training", yes);
+    m.node("Dropout", {"x", "ratio", "training"}, {"d", "mask"});
+    m.node("Relu", {"d"}, {"y"});
+    m.output("y");
+    if (ratio == 0.f)
+      check_unary_model(m, {2, 3, 4});
+    else
+      expect_refused(m, {2, 3, 4}, "Dropout in training mode", /*run_with_fallback=*/false);
+  }
+}
+
 TEST(OnednnReduce, AxesKeepdimsAndOps) {
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
                          "ReduceL1", "ReduceL2", "ReduceSumSquare"}) {
