@@ -153,8 +153,11 @@ std::shared_ptr<Model> fold_constant_nodes(Runtime& runtime, const SchemaRegistr
   options.devices = "cpu";
   options.threads = 1;
   std::vector<std::shared_ptr<ConstantData>> values(results.size());
-  t_evaluating_constants = true;
   try {
+    struct Evaluating {  // set for the evaluating session's construction and run only
+      Evaluating() { t_evaluating_constants = true; }
+      ~Evaluating() { t_evaluating_constants = false; }
+    } evaluating;
     Session session(runtime, fm, options);
     session.run_values({}, {}, [&](size_t i, const HostValue& out) {
       if (i >= values.size() || !out.is_tensor()) return;
@@ -172,12 +175,10 @@ std::shared_ptr<Model> fold_constant_nodes(Runtime& runtime, const SchemaRegistr
   } catch (const std::exception& e) {
     // Not foldable here (no cpu device, or an op it refuses): the nodes stay for the devices,
     // which report any real problem when the session runs them.
-    t_evaluating_constants = false;
     runtime.log(LOOM_LOG_DEBUG, "scheduler",
                 std::string("constant nodes left unfolded: ") + e.what());
     return model;
   }
-  t_evaluating_constants = false;
   for (const auto& v : values)
     if (!v || v->dtype == LOOM_DTYPE_STRING) return model;
 

@@ -1,7 +1,7 @@
 // Element-wise ops: activations through eltwise primitives and arithmetic through binary
 // primitives (numpy broadcasting of the second operand), both in whatever layout their input
 // already has, so a blocked conv output stays blocked through them.
-#include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "builder.hpp"
@@ -83,12 +83,6 @@ std::optional<EltwiseForm> eltwise_form(const IrGraph& g, const IrNode& n) {
 
 namespace {
 
-bool same_strides(const dnnl::memory::desc& a, const dnnl::memory::desc& b) {
-  const auto& x = a.data.format_desc.blocking;
-  const auto& y = b.data.format_desc.blocking;
-  return a.data.ndims == b.data.ndims && std::equal(x.strides, x.strides + a.data.ndims, y.strides);
-}
-
 // Follow-up activations of an element-wise primitive folded as its post-ops.
 size_t fold_activations(Builder& b, int node, int out, std::vector<FusionCandidate>& c,
                         dnnl::post_ops& ops) {
@@ -127,6 +121,49 @@ void emit_eltwise(Builder& b, int node) {
   b.add_step(dnnl::eltwise_forward(pd2), {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst2}},
              n.op + " " + n.view->name + " (second stage) [" + pd2.impl_info_str() + "]");
 }
+
+namespace {
+
+// The operand layouts of a binary primitive. oneDNN 2.6 has JIT binary kernels only for some:
+// a blocked (nChw16c) first operand needs the second in the same blocked layout, also when it
+// broadcasts (an SE block's [1,C,1,1] scale), and an nChw8c first operand has none at all. Its
+// reference kernel is two orders of magnitude slower (EfficientNet-B0: 85 ms instead of 10),
+// so the choice is made by trying, in order: the second operand in the first's layout, the
+// second plain, both plain (one reorder of the first, when `may_reorder_first`), keeping the
+// first that is not the reference kernel (the first choice when all are).
+struct BinaryLayouts {
+  bool plain0 = false;     // reorder the first operand to plain
+  dnnl::memory::desc md1;  // the second operand's layout
+};
+
+BinaryLayouts choose_layouts(const dnnl::memory::desc& md0, bool broadcast,
+                             const dnnl::memory::dims& rhs_dims, dt rhs_type,
+                             bool may_reorder_first,
+                             const std::function<dnnl::binary::primitive_desc(
+                                 const dnnl::memory::desc&, const dnnl::memory::desc&)>& describe) {
+  const dnnl::memory::desc plain1 = plain_md(rhs_dims, rhs_type);
+  std::vector<BinaryLayouts> choices;
+  if (!broadcast) {
+    dnnl::memory::desc same = md0;
+    same.data.data_type = static_cast<dnnl_data_type_t>(rhs_type);
+    choices.push_back({false, same});
+  } else if (std::optional<dnnl::memory::format_tag> tag0 = layout_tag(md0)) {
+    choices.push_back({false, dnnl::memory::desc(rhs_dims, rhs_type, *tag0)});
+  }
+  choices.push_back({false, plain1});
+  if (may_reorder_first && !is_plain(md0)) choices.push_back({true, plain1});
+  const dnnl::memory::desc plain0 = plain_md(md0.dims(), md0.data_type());
+  for (const BinaryLayouts& c : choices) {
+    try {
+      if (!is_reference(describe(c.plain0 ? plain0 : md0, c.md1))) return c;
+    } catch (const dnnl::error&) {
+      // This pair is not supported at all: try the next.
+    }
+  }
+  return choices.front();
+}
+
+}  // namespace
 
 void emit_binary(Builder& b, int node) {
   IrGraph& g = b.ir();
@@ -180,51 +217,14 @@ void emit_binary(Builder& b, int node) {
       dnnl::memory::desc dst_md(m0.dims(), m0.data_type(), dnnl::memory::format_tag::any);
       return dnnl::binary::primitive_desc(dnnl::binary::desc(a, m0, m1, dst_md), attr, b.engine());
     };
-    // oneDNN 2.6 has JIT binary kernels only for some operand layouts: a blocked (nChw16c)
-    // first operand needs the second in the same blocked layout, also when it broadcasts
-    // (an SE block's [1,C,1,1] scale), and an nChw8c first operand has none at all. Its
-    // reference kernel is two orders of magnitude slower (EfficientNet-B0: 85 ms instead of
-    // 10), so the layouts are chosen by trying, in order: the second operand in the first's
-    // layout, the second plain, both plain (one reorder of the first), keeping the first
-    // that is not the reference kernel.
     dnnl::memory::desc md0 = b.slot_md(src0);
-    if (is_plain(md0) && !same_strides(md0, plain_md(out_dims, md0.data_type()))) {
-      // Row-major bytes described with other strides for extents of 1 (a Transpose that only
-      // moved those gives "bac" over row-major data) get oneDNN 2.6's reference binary kernel
-      // (ViT's residual Adds: 5 ms each instead of 0.1): view them in the canonical form.
-      src0 = b.view(src0, plain_md(out_dims, md0.data_type()));
+    if (acc < 0 && is_plain(md0)) {
+      src0 = b.as_plain(lhs);  // the canonical row-major form (Builder::as)
       md0 = b.slot_md(src0);
     }
-    std::optional<dnnl::memory::format_tag> tag0 = layout_tag(md0);
-    struct Choice {
-      bool plain0;             // reorder the first operand to plain
-      dnnl::memory::desc md1;  // the second operand's layout
-    };
-    std::vector<Choice> choices;
-    dnnl::memory::desc plain1 =
-        plain_md(std::vector<int64_t>(rhs_dims.begin(), rhs_dims.end()), rhs_type);
-    if (!broadcast) {
-      dnnl::memory::desc same = md0;
-      same.data.data_type = static_cast<dnnl_data_type_t>(rhs_type);
-      choices.push_back({false, same});
-    } else if (tag0) {
-      choices.push_back({false, dnnl::memory::desc(rhs_dims, rhs_type, *tag0)});
-    }
-    choices.push_back({false, plain1});
-    if (acc < 0 && !is_plain(md0)) choices.push_back({true, plain1});
-    size_t pick = 0;
-    for (size_t k = 0; k < choices.size(); ++k) {
-      dnnl::memory::desc m0 = choices[k].plain0 ? plain_md(out_dims, md0.data_type()) : md0;
-      try {
-        if (!is_reference(describe(m0, choices[k].md1))) {
-          pick = k;
-          break;
-        }
-      } catch (const dnnl::error&) {
-        // This pair is not supported at all: try the next.
-      }
-    }
-    const Choice& choice = choices[pick];
+    const dnnl::memory::desc plain1 = plain_md(rhs_dims, rhs_type);
+    const BinaryLayouts choice =
+        choose_layouts(md0, broadcast, rhs_dims, rhs_type, acc < 0, describe);
     if (choice.plain0) {
       src0 = b.as_plain(lhs);
       md0 = b.slot_md(src0);
