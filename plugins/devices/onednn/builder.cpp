@@ -19,10 +19,6 @@ namespace loom::onednn {
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
-HostBlock allocate_host(size_t bytes) {
-  return HostBlock{sdk::allocate_host_block(bytes, "onednn"), bytes};
-}
-
 dnnl::memory::dims row_major_strides(const std::vector<int64_t>& dims) {
   dnnl::memory::dims strides(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;)
@@ -104,6 +100,7 @@ Builder::Builder(IrGraph& graph, const DeviceOptions& options, dnnl::engine engi
   program_->engine = engine;
   program_->stream = dnnl::stream(engine);
   program_->options = options;
+  program_->constants = std::make_unique<ConstantPool>(options.huge_pages);
   program_->profile = std::getenv("LOOM_ONEDNN_PROFILE") != nullptr;
 }
 
@@ -151,10 +148,8 @@ const void* Builder::keep_constant(int value) {
   const IrValue& v = g_.value(value);
   if (v.owned_data.empty()) return v.data;  // the core keeps it while the executable lives
   // A Constant node's tensor lives in the IR, which compile discards: keep a copy.
-  HostBlock block = allocate_host(v.owned_data.size());
-  std::memcpy(block.data(), v.owned_data.data(), v.owned_data.size());
-  const void* data = block.data();
-  program_->owned.push_back(std::move(block));
+  void* data = program_->constants->allocate(v.owned_data.size());
+  std::memcpy(data, v.owned_data.data(), v.owned_data.size());
   return data;
 }
 
@@ -226,16 +221,15 @@ int Builder::constant_slot(const std::vector<float>& data, const std::vector<int
 
 int Builder::constant_slot(const void* data, const dnnl::memory::desc& src_md,
                            const dnnl::memory::desc& md) {
-  HostBlock block = allocate_host(md.get_size());
+  void* block = program_->constants->allocate(md.get_size());
   dnnl::memory src(src_md, program_->engine, const_cast<void*>(data));
-  dnnl::memory dst(md, program_->engine, block.data());
+  dnnl::memory dst(md, program_->engine, block);
   omp_set_num_threads(program_->options.threads);
   dnnl::reorder(src, dst).execute(program_->stream, src, dst);
   program_->stream.wait();
   int s = new_slot(md, SlotKind::kConstant);
-  program_->slots[s].constant = block.data();
-  mem(s).set_data_handle(block.data());
-  program_->owned.push_back(std::move(block));
+  program_->slots[s].constant = block;
+  mem(s).set_data_handle(block);
   return s;
 }
 
@@ -485,15 +479,19 @@ void Builder::plan_memory() {
       requests.push_back({slots[i].md.get_size(), slots[i].first_step, slots[i].last_step});
     }
   const sdk::MemoryPlan plan = sdk::plan_memory(requests);
-  size_t constants = 0;
-  for (const HostBlock& b : program_->owned) constants += b.bytes;
+  const bool huge_arena = program_->options.huge_pages && plan.arena_size >= kHugePageBytes;
   // Whether weights and activations together fit the last-level cache decides much of the
   // speed of small-spatial layers, so the debug log tells both.
   sdk::log(LOOM_LOG_DEBUG, "onednn",
            "memory: activations " + std::to_string(plan.arena_size >> 10) +
-               " KiB in one arena, constants " + std::to_string(constants >> 10) + " KiB");
+               " KiB in one arena, constants " +
+               std::to_string(program_->constants->bytes() >> 10) +
+               " KiB; on huge pages: activations " +
+               std::to_string(huge_arena ? plan.arena_size >> 10 : 0) + " KiB, constants " +
+               std::to_string(program_->constants->huge_page_bytes() >> 10) + " KiB");
   if (planned.empty()) return;
-  HostBlock arena = allocate_host(plan.arena_size);
+  HostBlock arena =
+      huge_arena ? allocate_host_huge(plan.arena_size) : allocate_host(plan.arena_size);
   for (size_t r = 0; r < planned.size(); ++r) {
     void* data = static_cast<uint8_t*>(arena.data()) + plan.offsets[r];
     slots[planned[r]].mem.set_data_handle(data);

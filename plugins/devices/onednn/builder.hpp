@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "host_blocks.hpp"
 #include "ir.hpp"
 
 namespace loom::onednn {
@@ -43,6 +44,9 @@ struct DeviceOptions {
   enum class ConvLayout { kAuto, kBlocked, kAny };
   ConvLayout conv_layout = ConvLayout::kAuto;
   bool verbose = false;  // log each primitive's implementation at compile
+  // Arena and constants on transparent huge pages from 2 MiB on (host_blocks.hpp); "off"
+  // keeps 4-KiB pages.
+  bool huge_pages = true;
 };
 
 enum class SlotKind { kInternal, kInput, kOutput, kConstant };
@@ -61,14 +65,6 @@ struct Step {
   std::unordered_map<int, dnnl::memory> args;
   std::string label;  // node name and implementation, for profiling
 };
-
-// An aligned host allocation.
-struct HostBlock {
-  std::shared_ptr<void> owner;
-  size_t bytes = 0;
-  void* data() const { return owner.get(); }
-};
-HostBlock allocate_host(size_t bytes);
 
 struct OutputBinding {
   int slot = -1;
@@ -90,8 +86,9 @@ class Program {
   std::vector<Step> steps;
   std::vector<int> input_slots;  // per graph input, -1 when no primitive reads it
   std::vector<OutputBinding> outputs;
-  std::vector<std::vector<int>> aliases;  // per root slot: alias slots sharing its bytes
-  std::vector<HostBlock> owned;           // reordered weights, arena blocks
+  std::vector<std::vector<int>> aliases;    // per root slot: alias slots sharing its bytes
+  std::vector<HostBlock> owned;             // the arena
+  std::unique_ptr<ConstantPool> constants;  // reordered weights, copies of Constant nodes
   bool profile = false;
   std::vector<double> step_ms;
 };

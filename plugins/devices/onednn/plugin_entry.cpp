@@ -94,7 +94,7 @@ void fill_info(const std::string& description, loom_device_info_t* out) {
 }
 
 // threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, dw_fusion=auto|off,
-// conv_layout=auto|blocked|any, verbose=1 (see
+// conv_layout=auto|blocked|any, huge_pages=auto|off, verbose=1 (see
 // sdk::device_options: "onednn.KEY=VALUE" addresses this device only).
 DeviceOptions parse_options(const char* options, int threads) {
   DeviceOptions o;
@@ -144,6 +144,11 @@ DeviceOptions parse_options(const char* options, int threads) {
       o.conv_layout = value == "auto"      ? DeviceOptions::ConvLayout::kAuto
                       : value == "blocked" ? DeviceOptions::ConvLayout::kBlocked
                                            : DeviceOptions::ConvLayout::kAny;
+    } else if (key == "huge_pages") {
+      if (value != "auto" && value != "off")
+        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
+                  "onednn device: huge_pages='" + value + "' (use auto or off)");
+      o.huge_pages = value == "auto";
     } else if (key == "verbose") {
       o.verbose = value == "1";
     } else {
@@ -151,7 +156,8 @@ DeviceOptions parse_options(const char* options, int threads) {
                 sdk::unknown_option_message(
                     "onednn", key,
                     "threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, "
-                    "dw_fusion=auto|off, conv_layout=auto|blocked|any, verbose=1"));
+                    "dw_fusion=auto|off, conv_layout=auto|blocked|any, huge_pages=auto|off, "
+                    "verbose=1"));
     }
   }
   if (o.threads == 0)

@@ -72,5 +72,70 @@ TEST(OnednnMemoryPlan, InvertedResidualChainSharesOneArena) {
   EXPECT_LE(arena, 36u + 216u + 216u);
 }
 
+// What the debug log says of one onednn subgraph's memory, in KiB.
+struct MemoryReport {
+  size_t arena = 0, constants = 0, huge_arena = 0, huge_constants = 0;
+};
+MemoryReport memory_report(const ModelBuilder& m, const Inputs& inputs,
+                           const std::string& options) {
+  std::vector<MemoryReport> reports;
+  for (const std::string& message :
+       run_model_capturing_log(m, inputs, onednn_only(options), "onednn")) {
+    MemoryReport r;
+    if (std::sscanf(message.c_str(),
+                    "memory: activations %zu KiB in one arena, constants %zu KiB; on huge pages: "
+                    "activations %zu KiB, constants %zu KiB",
+                    &r.arena, &r.constants, &r.huge_arena, &r.huge_constants) == 4)
+      reports.push_back(r);
+  }
+  EXPECT_EQ(reports.size(), 1u) << "one onednn subgraph expected";
+  return reports.empty() ? MemoryReport{} : reports.front();
+}
+
+// Constants beyond the first 2 MiB share huge-page chunks of at least 4 MiB (a 5 MiB weight
+// gets a chunk of its own, smaller ones fill the rest), and an arena of 2 MiB or more is one
+// huge-page block. Overlapping sub-allocations would corrupt weights, so the outputs must
+// match cpu with huge pages and without.
+TEST(OnednnMemoryPlan, HugePageBlocksHoldEveryConstantAndActivation) {
+  const int64_t rows = 256;
+  const std::vector<std::pair<int64_t, int64_t>> layers = {
+      {512, 1024}, {1024, 1280}, {1280, 384}, {384, 512}, {512, 128}};
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, rows, layers.front().first});
+  std::string t = "x";
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const auto [k, n] = layers[i];
+    const std::string p = "l" + std::to_string(i);
+    const double bound = 1.0 / static_cast<double>(k);
+    m.initializer(p + "w", random_tensor(LOOM_DTYPE_FLOAT32, {k, n}, 20 + static_cast<uint32_t>(i),
+                                         -bound, 2 * bound));
+    m.initializer(p + "b", random_tensor(LOOM_DTYPE_FLOAT32, {n}, 40 + static_cast<uint32_t>(i)));
+    m.node("MatMul", {t, p + "w"}, {p + "m"});
+    m.node("Add", {p + "m", p + "b"}, {p + "a"});
+    m.node("Relu", {p + "a"}, {p + "r"});
+    t = p + "r";
+  }
+  m.output(t);
+  Inputs inputs = {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, rows, 512}, 7)}};
+  expect_matches_cpu(m, inputs, onednn_only());
+  expect_matches_cpu(m, inputs, onednn_only("huge_pages=off"));
+
+  // Weights: 2 + 5 + 1.9 + 0.75 + 0.25 MiB (~10 MiB); the widest layer alone keeps 1 MiB of
+  // input and 1.25 MiB of output alive.
+  const MemoryReport huge = memory_report(m, inputs, "");
+  EXPECT_GE(huge.constants, 9u << 10);
+  EXPECT_GE(huge.arena, 2u << 10);
+  EXPECT_EQ(huge.huge_arena, huge.arena);
+  // Everything after the first 2 MiB of constants.
+  EXPECT_GE(huge.huge_constants, huge.constants - (2u << 10));
+  EXPECT_LT(huge.huge_constants, huge.constants);
+
+  const MemoryReport plain = memory_report(m, inputs, "huge_pages=off");
+  EXPECT_EQ(plain.constants, huge.constants);
+  EXPECT_EQ(plain.arena, huge.arena);
+  EXPECT_EQ(plain.huge_arena, 0u);
+  EXPECT_EQ(plain.huge_constants, 0u);
+}
+
 }  // namespace
 }  // namespace loom::onednn_testing
