@@ -88,8 +88,10 @@ void Session::finish_construction() {
   if (depth_ == 0) {
     model_ = fold_shape_computations(model_, runtime_.schemas, fold_stats_);
     // Results of constants computed once on cpu may make more shapes static, which folds
-    // more shape computations, which may leave more constant nodes: repeat (bounded).
-    for (int round = 0; round < 8; ++round) {
+    // more shape computations, which may leave more constant nodes: repeat until nothing
+    // changes (each round removes nodes; the bound only caps pathological graphs). Swin-T
+    // needs 20 rounds to fold its shifted-window masks.
+    for (int round = 0; round < kMaxFoldRounds; ++round) {
       auto evaluated = fold_constant_nodes(runtime_, runtime_.schemas, model_, fold_stats_);
       if (evaluated == model_) break;
       model_ = fold_shape_computations(evaluated, runtime_.schemas, fold_stats_);

@@ -388,7 +388,7 @@ std::shared_ptr<Model> fold_shape_computations(const std::shared_ptr<Model>& mod
   // A folded Reshape shape makes the reshaped tensor's shape static, which may let a later Shape
   // of it fold: repeat while rounds fold something (each removes nodes, so this ends; the bound
   // only caps the work on pathological graphs).
-  for (int round = 0; round < 8; ++round) {
+  for (int round = 0; round < kMaxFoldRounds; ++round) {
     std::shared_ptr<Graph> next = fold_once(*graph, schemas, stats);
     if (!next) break;
     graph = std::move(next);

@@ -28,6 +28,10 @@ struct FoldStats {
   size_t evaluated_nodes = 0;  // nodes of constants run once on cpu (constant_folding.hpp)
 };
 
+// Rounds of folding (and of alternating folding with constant evaluation) before giving up:
+// each round that changes anything removes nodes, so only pathological graphs reach it.
+inline constexpr int kMaxFoldRounds = 64;
+
 // Shape facts from the graph's inputs, initializers and op semantics only (declared shapes of
 // intermediates are ignored), or nullopt when inference fails.
 std::optional<std::vector<ValueFacts>> trusted_facts(const Graph& g, const SchemaRegistry& schemas);

@@ -192,6 +192,47 @@ def check_constant_evaluation(env):
     print("constant evaluation: 6 nodes of constants evaluated on cpu, same outputs, ok")
 
 
+def alternating_chain_model(env, name, links):
+    """`links` Reshapes in a row, each reading a target computed from the previous one's shape
+    through float arithmetic (Shape -> Gather -> Cast -> Div by 1 -> Cast -> Concat). Each link
+    needs the integer shape folding (Shape, Gather) and then the constant evaluation (Cast,
+    Div, Cast, Concat) before the next link's shape is static: one round of each per link. Swin-T
+    builds its shifted-window masks through chains like this, longer than the 8 rounds folding
+    used to stop at."""
+    n = helper.make_node
+    nodes, previous = [], "x"
+    for i in range(links):
+        p = f"l{i}_"
+        nodes += [
+            n("Shape", [previous], [p + "shape"]),
+            n("Gather", [p + "shape", "one"], [p + "cols"], axis=0),
+            n("Cast", [p + "cols"], [p + "cols_f"], to=TensorProto.FLOAT),
+            n("Div", [p + "cols_f", "one_f"], [p + "same_f"]),
+            n("Cast", [p + "same_f"], [p + "same"], to=TensorProto.INT64),
+            n("Concat", ["minus1", p + "same"], [p + "target"], axis=0),
+            n("Reshape", [previous, p + "target"], [p + "out"]),
+        ]
+        previous = p + "out"
+    nodes.append(n("Relu", [previous], ["y"]))
+    initializers = [const("one", np.array([1], np.int64)),
+                    const("one_f", np.array([1.0], np.float32)),
+                    const("minus1", np.array([-1], np.int64))]
+    return save(env, name, nodes, [vi("x", [3, 4])], [vi("y", [3, 4])], initializers)
+
+
+def check_alternating_chain(env):
+    x = os.path.join(env.tmp, "chain_x.npy")
+    np.save(x, np.random.default_rng(11).standard_normal((3, 4)).astype(np.float32))
+    links = 20
+    got, got_plan = env.outputs(alternating_chain_model(env, "alternating", links), "alternating",
+                                "--device", "cpu", "--json", inputs=[("x", x)])
+    got_plan = json.loads(got_plan.stdout)["plan"]
+    assert got_plan["constant_nodes_evaluated"] == 4 * links, got_plan
+    assert got_plan["folded_nodes"] == 2 * links, got_plan
+    np.testing.assert_allclose(got["y.npy"], np.maximum(np.load(x), 0), rtol=0, atol=0)
+    print(f"alternating chain: all {links} links folded, ok")
+
+
 def plan(env, model, *argv):
     got, p = env.outputs(model, os.path.basename(model) + "-" + "-".join(argv)[:20], *argv,
                          "--json", inputs=[("x", env.x)])
@@ -229,6 +270,7 @@ def main():
         check_wrong_value_info(env)
         check_pad_fusion(env)
         check_constant_evaluation(env)
+        check_alternating_chain(env)
     return 0
 
 
