@@ -3,6 +3,7 @@
 // already has, so a blocked conv output stays blocked through them.
 #include <functional>
 #include <limits>
+#include <optional>
 
 #include "builder.hpp"
 
@@ -124,6 +125,40 @@ void emit_eltwise(Builder& b, int node) {
 
 namespace {
 
+// A broadcast binary op as views of plain operands with adjacent axes merged where both
+// operands agree on broadcasting: [1,64,3,49,49] + [1,64,1,49,49] is [64,3,2401] +
+// [64,1,2401]. oneDNN 2.6 has JIT kernels for a few broadcast forms only (a scalar, per channel,
+// over the channel axis, ...) and takes its reference kernel for the others: Swin-T's
+// shifted-window masks, added per head, ran at 1/50 of the speed. The merged shapes are tried
+// as they are and with a leading 1 (which makes [A,B] + [A,1] a per-channel broadcast),
+// keeping the first that gets a JIT kernel. Axes of extent 1 drop out.
+struct CollapsedBroadcast {
+  dnnl::memory::dims out, rhs;
+};
+
+std::vector<CollapsedBroadcast> collapsed_forms(const std::vector<int64_t>& out,
+                                                const std::vector<int64_t>& rhs) {
+  CollapsedBroadcast c;
+  int previous = -1;  // 0: the axis is the same in both, 1: the second operand broadcasts it
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 1) continue;
+    const int kind = rhs[i] == out[i] ? 0 : 1;
+    if (kind == previous) {
+      c.out.back() *= out[i];
+      c.rhs.back() *= rhs[i];
+    } else {
+      c.out.push_back(out[i]);
+      c.rhs.push_back(rhs[i]);
+      previous = kind;
+    }
+  }
+  if (c.out.empty() || c.out.size() >= out.size()) return {};
+  CollapsedBroadcast padded = c;
+  padded.out.insert(padded.out.begin(), 1);
+  padded.rhs.insert(padded.rhs.begin(), 1);
+  return {c, padded};
+}
+
 // The operand layouts of a binary primitive. oneDNN 2.6 has JIT binary kernels only for some:
 // a blocked (nChw16c) first operand needs the second in the same blocked layout, also when it
 // broadcasts (an SE block's [1,C,1,1] scale), and an nChw8c first operand has none at all. Its
@@ -161,6 +196,44 @@ BinaryLayouts choose_layouts(const dnnl::memory::desc& md0, bool broadcast,
     }
   }
   return choices.front();
+}
+
+// Emits the binary op on collapsed views (collapsed_forms) when one of them gets a JIT kernel;
+// false when none does. Only for a single binary step whose fused post-ops are eltwise ones,
+// which do not depend on the shape.
+bool emit_collapsed_binary(Builder& b, int node, int lhs, int rhs,
+                           const std::function<dnnl::binary::primitive_desc(
+                               const dnnl::memory::desc&, const dnnl::memory::desc&)>& describe,
+                           std::vector<FusionCandidate>& fusion, size_t fused) {
+  IrGraph& g = b.ir();
+  const IrNode& n = g.nodes[node];
+  const int y = n.outputs[0];
+  const std::vector<int64_t>& out_dims = g.value(y).dims;
+  const dt type0 = b.md_of(lhs).data_type(), type1 = b.md_of(rhs).data_type();
+  for (const CollapsedBroadcast& form :
+       collapsed_forms(out_dims, pad_rank(g.value(rhs).dims, out_dims.size()))) {
+    const dnnl::memory::desc md0 = plain_md(form.out, type0), md1 = plain_md(form.rhs, type1);
+    std::optional<dnnl::binary::primitive_desc> pd;
+    try {
+      pd = describe(md0, md1);
+    } catch (const dnnl::error&) {
+      continue;
+    }
+    // The primitive writes the plain result through a view, so its destination must be plain.
+    if (is_reference(*pd) || pd->dst_desc() != md0) continue;
+    const int src0 = b.view(b.as_plain(lhs), md0);
+    const int src1 = b.view(b.as_plain(rhs), md1);
+    // The result is plain in the output's own shape; the primitive writes it through a view.
+    const int dst = b.define(y, plain_md(out_dims, pd->dst_desc().data_type()));
+    b.absorb(fusion, fused, dst);
+    b.add_step(dnnl::binary(*pd),
+               {{DNNL_ARG_SRC_0, src0},
+                {DNNL_ARG_SRC_1, src1},
+                {DNNL_ARG_DST, b.view(dst, pd->dst_desc())}},
+               n.op + " " + n.view->name + " (merged axes) [" + pd->impl_info_str() + "]");
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -225,6 +298,17 @@ void emit_binary(Builder& b, int node) {
     const dnnl::memory::desc plain1 = plain_md(rhs_dims, rhs_type);
     const BinaryLayouts choice =
         choose_layouts(md0, broadcast, rhs_dims, rhs_type, acc < 0, describe);
+    auto gets_reference_kernel = [&] {
+      try {
+        return is_reference(
+            describe(choice.plain0 ? plain_md(out_dims, md0.data_type()) : md0, choice.md1));
+      } catch (const dnnl::error&) {
+        return true;
+      }
+    };
+    if (broadcast && acc < 0 && last && gets_reference_kernel() &&
+        emit_collapsed_binary(b, node, lhs, rhs, describe, c, fused))
+      return;
     if (choice.plain0) {
       src0 = b.as_plain(lhs);
       md0 = b.slot_md(src0);

@@ -174,5 +174,42 @@ TEST(OnednnConvPostOps, ScalarAffineChainAfterConv) {
   check_unary_model(m, {1, 8, 7, 7});
 }
 
+// oneDNN 2.6 has JIT binary kernels for a few broadcast forms only; others (Swin-T's
+// shifted-window mask added per head: [1,64,3,49,49] + [1,64,1,49,49]) took its reference
+// kernel, 50x slower. Adjacent axes that broadcast alike are merged into views that match a
+// JIT form. Outputs match cpu and no step is the reference kernel, with a fused Relu too.
+TEST(OnednnBinary, BroadcastsOnMergedAxesGetAJitKernel) {
+  struct Case {
+    std::vector<int64_t> x, z;
+  };
+  for (const Case& shapes : {Case{{1, 4, 3, 7, 7}, {1, 4, 1, 7, 7}}, Case{{2, 3, 5}, {2, 3, 1}},
+                             Case{{2, 3, 4, 5}, {1, 3, 4, 1}}, Case{{2, 3, 4, 5}, {3, 1, 1}}}) {
+    for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+      for (bool constant : {true, false}) {
+        SCOPED_TRACE(std::string(op) + (constant ? " constant" : " input") + " z of rank " +
+                     std::to_string(shapes.z.size()));
+        ModelBuilder m;
+        m.input("x", LOOM_DTYPE_FLOAT32, shapes.x);
+        Tensor z = random_tensor(LOOM_DTYPE_FLOAT32, shapes.z, 2, 0.5, 2.0);
+        std::vector<std::pair<std::string, Tensor>> inputs{
+            {"x", random_tensor(LOOM_DTYPE_FLOAT32, shapes.x, 1, -1.0, 2.0)}};
+        if (constant) {
+          m.initializer("z", z);
+        } else {
+          m.input("z", LOOM_DTYPE_FLOAT32, shapes.z);
+          inputs.emplace_back("z", z);
+        }
+        m.node(op, {"x", "z"}, {"s"});
+        m.node("Relu", {"s"}, {"y"});
+        m.output("y");
+        expect_matches_cpu(m, inputs, onednn_only());
+        for (const std::string& step :
+             run_model_capturing_log(m, inputs, onednn_only("verbose=1"), "onednn"))
+          EXPECT_EQ(step.find("ref:"), std::string::npos) << step;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace loom::onednn_testing
