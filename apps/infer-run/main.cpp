@@ -171,7 +171,7 @@ int run(int argc, char** argv) {
     throw AppError(kExitModel, message);
   }
   report.load_ms = ms_since(start);
-  report.model = model.get();
+  report.model_json = model_summary_json(o, model.get());
 
   auto inputs = step(kExitModel, "", [&] { return loom::apps::model_inputs(model.get()); });
   auto outputs = step(kExitModel, "", [&] { return loom::apps::model_outputs(model.get()); });
@@ -193,6 +193,11 @@ int run(int argc, char** argv) {
     return loom::apps::create_session(runtime.get(), model.get(), so);
   });
   report.session_ms = ms_since(start);
+  // The session keeps its own reference to what it runs. Without ours, the weights its
+  // devices copied at compile (repacked for their kernels) are freed after the first run:
+  // BERT-base's 418 MiB of weights are not held twice. `inputs` and `outputs` (whose names
+  // the model owned) are only counted from here on.
+  model.reset();
 
   std::vector<std::string> names;
   std::vector<const loom::apps::HostTensor*> tensors;

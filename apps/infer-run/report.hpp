@@ -15,7 +15,7 @@ namespace loom::infer_run {
 
 struct RunReport {
   const Options* options = nullptr;
-  const loom_model_t* model = nullptr;
+  std::string model_json;  // model_summary_json, taken before the model is freed
   const std::vector<InputFeed>* inputs = nullptr;
   std::vector<std::string> output_names;
   std::vector<loom::apps::HostTensor> outputs;
@@ -25,6 +25,10 @@ struct RunReport {
   std::string plan_json;  // from loom_session_plan_json; empty when unavailable
   size_t planned_peak_bytes = 0;
 };
+
+// The JSON report's "model" object: path, format, node and initializer counts, metadata, inputs
+// and outputs.
+std::string model_summary_json(const Options& options, const loom_model_t* model);
 
 std::string format_text_report(const RunReport& report);
 std::string format_json_report(const RunReport& report);

@@ -86,28 +86,34 @@ void write_io_list(JsonWriter& w, const std::vector<loom_io_info_t>& list) {
 
 }  // namespace
 
-std::string format_json_report(const RunReport& r) {
+std::string model_summary_json(const Options& options, const loom_model_t* model) {
   JsonWriter w;
   w.begin_object();
-
-  w.key("model").begin_object();
-  w.key("path").value(r.options->model);
-  w.key("format").value(loom_model_format(r.model));
-  w.key("nodes").value(static_cast<uint64_t>(loom_model_num_nodes(r.model)));
-  w.key("initializers").value(static_cast<uint64_t>(loom_model_num_initializers(r.model)));
+  w.key("path").value(options.model);
+  w.key("format").value(loom_model_format(model));
+  w.key("nodes").value(static_cast<uint64_t>(loom_model_num_nodes(model)));
+  w.key("initializers").value(static_cast<uint64_t>(loom_model_num_initializers(model)));
   w.key("metadata").begin_object();
-  for (size_t i = 0; i < loom_model_num_metadata(r.model); ++i) {
+  for (size_t i = 0; i < loom_model_num_metadata(model); ++i) {
     const char* key = nullptr;
     const char* value = nullptr;
-    loom_model_metadata(r.model, i, &key, &value);
+    loom_model_metadata(model, i, &key, &value);
     w.key(key ? key : "").value(value ? value : "");
   }
   w.end_object();
   w.key("inputs");
-  write_io_list(w, loom::apps::model_inputs(r.model));
+  write_io_list(w, loom::apps::model_inputs(model));
   w.key("outputs");
-  write_io_list(w, loom::apps::model_outputs(r.model));
+  write_io_list(w, loom::apps::model_outputs(model));
   w.end_object();
+  return w.str();
+}
+
+std::string format_json_report(const RunReport& r) {
+  JsonWriter w;
+  w.begin_object();
+
+  w.key("model").raw(r.model_json);
 
   w.key("devices").begin_array();
   std::string_view devices = r.options->devices;

@@ -111,6 +111,9 @@ std::string Session::explain() {
   if (current_) out << ", " << copies << " copies moving " << copy_bytes << " bytes";
   out << "\n";
   if (current_) out << "  planned peak memory: " << current_->planned_peak << " bytes\n";
+  if (released_constants_)
+    out << "  released: " << released_constants_ << " constants (" << released_constant_bytes_
+        << " bytes) their devices copied at compile\n";
   out << "  cost model:";
   for (size_t d = 0; d < devices_.size(); ++d) {
     const DeviceCost& c = device_costs_[d];
@@ -194,7 +197,10 @@ std::string Session::plan_json() {
   j += ",\"fallback\":[";
   for (size_t i = 0; i < fallback_notes_.size(); ++i)
     j += (i ? "," : "") + ("\"" + json_escape(fallback_notes_[i]) + "\"");
-  j += fmt::format("],\"planned_peak_bytes\":{}}}", current_ ? current_->planned_peak : 0);
+  j += fmt::format(
+      "],\"planned_peak_bytes\":{},\"constants_released\":{},"
+      "\"constant_bytes_released\":{}}}",
+      current_ ? current_->planned_peak : 0, released_constants_, released_constant_bytes_);
   return j;
 }
 

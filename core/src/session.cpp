@@ -86,6 +86,7 @@ void Session::finish_construction() {
   // Shape computations whose inputs are static on the declared shapes become initializers
   // before placement, so devices are asked about nodes with constant shape inputs.
   if (depth_ == 0) {
+    const Graph* callers_graph = model_->graph.get();
     model_ = fold_shape_computations(model_, runtime_.schemas, fold_stats_);
     // Results of constants computed once on cpu may make more shapes static, which folds
     // more shape computations, which may leave more constant nodes: repeat until nothing
@@ -95,6 +96,13 @@ void Session::finish_construction() {
       auto evaluated = fold_constant_nodes(runtime_, runtime_.schemas, model_, fold_stats_);
       if (evaluated == model_) break;
       model_ = fold_shape_computations(evaluated, runtime_.schemas, fold_stats_);
+    }
+    // The session's own graph, even when nothing folded: release_copied_constants edits its
+    // values, and the application's model must stay whole for other sessions.
+    if (model_->graph.get() == callers_graph) {
+      auto own = std::make_shared<Model>(*model_);
+      own->graph = std::make_shared<Graph>(*model_->graph);
+      model_ = std::move(own);
     }
   } else {
     // A control-flow body's inputs are whatever the step feeds (Loop-carried values may
@@ -361,6 +369,12 @@ void Session::partition() {
 std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_facts,
                                            const std::set<int>& fed) {
   const Graph& g = *model_->graph;
+  // Devices were handed constants' bytes that are gone now (release_constant): only when the
+  // first compile failed half-way does a single-signature session get here again.
+  if (released_constants_)
+    fail(LOOM_ERROR_INVALID_ARGUMENT,
+         "this session freed weights its devices had copied and cannot compile again after a "
+         "failed first run; create a new session");
   auto p = std::make_unique<Prepared>();
   p->facts = input_facts;
   // A fed default is an input like any other: its declared shape is the initializer's, but the
@@ -459,11 +473,33 @@ std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_
     vo.facts = &facts;
     vo.fed_constants = &fed;
     part.view = std::make_unique<GraphView>(g, sg.nodes, part.inputs, part.outputs, vo);
+    // Constants only this part reads may be freed as its device copies them (ABI 1.3), where
+    // prepare never runs again.
+    struct CopiedConstants {
+      Session* session;
+      std::vector<int> value_of;  // per view index: the releasable value id, or -1
+    } copied{this, std::vector<int>(part.view->get()->num_values, -1)};
+    if (single_signature())
+      for (int k : sg.nodes)
+        for (int id : g.nodes[k].inputs)
+          if (id >= 0 && is_constant(id) && readers[id].size() == 1 && !g.values[id].graph_output &&
+              !g.values[id].graph_input && g.values[id].constant->data) {
+            const int32_t index = part.view->index_of(id);
+            if (index >= 0) copied.value_of[index] = id;
+          }
     loom_compile_args_t args;
     std::memset(&args, 0, sizeof args);
     args.struct_size = sizeof args;
     args.graph = part.view->get();
     args.arena_size = part.arena_bytes;
+    args.host_user = &copied;
+    args.constant_copied = [](void* user, int32_t index) {
+      auto* c = static_cast<CopiedConstants*>(user);
+      if (index < 0 || static_cast<size_t>(index) >= c->value_of.size() || c->value_of[index] < 0)
+        return;
+      c->session->release_constant(c->value_of[index]);
+      c->value_of[index] = -1;
+    };
     DeviceInstance& dev = *devices_[sg.device];
     loom_status_t* st = dev.api().compile(dev.handle(), &args, &part.exe);
     if (st) {
@@ -473,6 +509,32 @@ std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_
     }
   }
   return p;
+}
+
+bool Session::single_signature() const {
+  if (depth_ != 0) return false;
+  const Graph& g = *model_->graph;
+  for (int id : g.inputs) {
+    const Value& v = g.values[id];
+    // An overridable initializer may be fed or not, and a fed one may take any shape.
+    if (v.constant || v.kind != ValueKind::kTensor || !v.shape.is_static()) return false;
+  }
+  return true;
+}
+
+// Devices that repack weights (onednn's reordered blocked weights) keep their own copy, and
+// the core's copy of the original bytes is then dead weight: BERT-base would hold its 418 MiB
+// of weights twice. The value stays a constant of known type and shape, without bytes; its
+// owner frees them when the application's model no longer shares them.
+void Session::release_constant(int id) {
+  Value& v = model_->graph->values[id];
+  if (!v.constant || !v.constant->data) return;
+  auto stripped = std::make_shared<ConstantData>();
+  stripped->dtype = v.constant->dtype;
+  stripped->dims = v.constant->dims;
+  released_constant_bytes_ += v.constant->size;
+  ++released_constants_;
+  v.constant = std::move(stripped);
 }
 
 void Session::release(Prepared& p) {

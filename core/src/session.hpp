@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "constant_folding.hpp"
 #include "control_flow.hpp"
 #include "cost_model.hpp"
 #include "graph_view.hpp"
 #include "ir/graph.hpp"
 #include "partitioner.hpp"
 #include "runtime.hpp"
-#include "constant_folding.hpp"
 #include "shape_folding.hpp"
 
 namespace loom::core {
@@ -155,6 +155,11 @@ class Session {
   std::unique_ptr<Prepared> prepare(const std::vector<ValueFacts>& input_facts,
                                     const std::set<int>& fed);
   void release(Prepared& p);
+  // Whether every run binds inputs of the same dtypes and shapes, so `prepare` runs once.
+  bool single_signature() const;
+  // Drops the session's reference to constant `id`'s bytes, which its only reader copied at
+  // compile (ABI 1.3's constant_copied); counts it.
+  void release_constant(int id);
   double subgraph_flops(size_t s) const;  // for the last run's shapes, else the declared ones
 
   Runtime& runtime_;
@@ -173,6 +178,8 @@ class Session {
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Prepared>> prepared_;  // by input signature
   Prepared* current_ = nullptr;
+  size_t released_constants_ = 0;  // release_constant: how many, how many bytes
+  size_t released_constant_bytes_ = 0;
 };
 
 }  // namespace loom::core

@@ -1,4 +1,4 @@
-// The frozen layout of plugin ABI 1.0 and what 1.1 and 1.2 appended. Generated once from sdk/include/loom/plugin.h and
+// The frozen layout of plugin ABI 1.0 and what 1.1, 1.2 and 1.3 appended. Generated once from sdk/include/loom/plugin.h and
 // then kept by hand: a released layout must never change. When a minor version appends
 // members, ADD assertions for them; never edit the existing ones.
 #include <loom/plugin.h>
@@ -159,7 +159,11 @@ static_assert(sizeof(loom_support_t) == 272, "ABI 1.0 layout of loom_support_t c
 static_assert(offsetof(loom_compile_args_t, struct_size) == 0, "ABI 1.0 layout of loom_compile_args_t::struct_size changed");
 static_assert(offsetof(loom_compile_args_t, graph) == 8, "ABI 1.0 layout of loom_compile_args_t::graph changed");
 static_assert(offsetof(loom_compile_args_t, arena_size) == 16, "ABI 1.0 layout of loom_compile_args_t::arena_size changed");
-static_assert(sizeof(loom_compile_args_t) == 24, "ABI 1.0 layout of loom_compile_args_t changed");
+// ABI 1.3 appended loom_compile_args_t::constant_copied and host_user: the 1.0 prefix (24
+// bytes) is unchanged.
+static_assert(offsetof(loom_compile_args_t, constant_copied) == 24, "ABI 1.3 layout of loom_compile_args_t::constant_copied changed");
+static_assert(offsetof(loom_compile_args_t, host_user) == 32, "ABI 1.3 layout of loom_compile_args_t::host_user changed");
+static_assert(sizeof(loom_compile_args_t) == 40, "ABI 1.3 layout of loom_compile_args_t changed");
 static_assert(offsetof(loom_run_args_t, struct_size) == 0, "ABI 1.0 layout of loom_run_args_t::struct_size changed");
 static_assert(offsetof(loom_run_args_t, num_inputs) == 8, "ABI 1.0 layout of loom_run_args_t::num_inputs changed");
 static_assert(offsetof(loom_run_args_t, inputs) == 16, "ABI 1.0 layout of loom_run_args_t::inputs changed");

@@ -86,7 +86,10 @@ LOOM_API void loom_runtime_list_devices(loom_runtime_t* runtime,
 /* Probes the file by content, loads it with the best format plugin and checks the graph. */
 LOOM_API loom_status_t* loom_model_load(loom_runtime_t* runtime, const char* path,
                                         loom_model_t** out);
-LOOM_API void loom_model_free(loom_model_t* model); /* sessions keep their own reference */
+/* Sessions keep their own reference. Free the model once its sessions exist: a session whose
+ * devices copied weights at compile (repacked for their kernels) can then free the model's
+ * bytes of them, instead of holding every weight twice. */
+LOOM_API void loom_model_free(loom_model_t* model);
 
 typedef struct loom_io_info_t {
   size_t struct_size;

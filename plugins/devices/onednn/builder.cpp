@@ -96,7 +96,11 @@ void Program::run(std::span<void* const> inputs, std::span<const HostBlock> outs
 // ---- Builder ------------------------------------------------------------------------------
 
 Builder::Builder(IrGraph& graph, const DeviceOptions& options, dnnl::engine engine)
-    : g_(graph), program_(std::make_unique<Program>()), value_slot_(graph.values.size(), -1) {
+    : g_(graph),
+      program_(std::make_unique<Program>()),
+      value_slot_(graph.values.size(), -1),
+      core_constants_read_(graph.values.size(), false),
+      released_(graph.values.size(), false) {
   program_->engine = engine;
   program_->stream = dnnl::stream(engine);
   program_->options = options;
@@ -146,7 +150,13 @@ int Builder::slot_of(int value) {
 
 const void* Builder::keep_constant(int value) {
   const IrValue& v = g_.value(value);
-  if (v.owned_data.empty()) return v.data;  // the core keeps it while the executable lives
+  if (v.owned_data.empty()) {  // the core keeps it while the executable lives
+    if (released_[value])
+      sdk::fail(LOOM_ERROR_INTERNAL, "onednn: constant '" + v.name + "' is read after its bytes " +
+                                         "were handed back to the core");
+    core_constants_read_[value] = true;
+    return v.data;
+  }
   // A Constant node's tensor lives in the IR, which compile discards: keep a copy.
   void* data = program_->constants->allocate(v.owned_data.size());
   std::memcpy(data, v.owned_data.data(), v.owned_data.size());
@@ -464,6 +474,21 @@ void Builder::bind_outputs() {
   }
 }
 
+void Builder::release_constants_read_last_by(int node,
+                                             const std::vector<std::vector<int>>& last_read) {
+  if (!constant_copied_) return;
+  for (int id : last_read[node]) {
+    const IrValue& v = g_.value(id);
+    // Only the core's bytes (not copies of Constant nodes), not read at run time, not handed
+    // out as an output.
+    if (!v.constant() || !v.owned_data.empty() || v.graph_output || core_constants_read_[id] ||
+        released_[id])
+      continue;
+    released_[id] = true;
+    constant_copied_(id);
+  }
+}
+
 // One arena for every internal root slot, planned by the SDK's best fit over the steps'
 // liveness. Weights and activations together sit at the edge of this CPU's last-level cache,
 // where every MiB shows in the latency: reusing whole blocks instead wasted a third of
@@ -491,7 +516,7 @@ void Builder::plan_memory() {
                std::to_string(program_->constants->huge_page_bytes() >> 10) + " KiB");
   if (planned.empty()) return;
   HostBlock arena =
-      huge_arena ? allocate_host_huge(plan.arena_size) : allocate_host(plan.arena_size);
+      huge_arena ? allocate_host_huge(plan.arena_size, true) : allocate_host(plan.arena_size);
   for (size_t r = 0; r < planned.size(); ++r) {
     void* data = static_cast<uint8_t*>(arena.data()) + plan.offsets[r];
     slots[planned[r]].mem.set_data_handle(data);
@@ -596,16 +621,30 @@ std::unique_ptr<Program> Builder::build() {
       blocked_convolutions_ = blocked_convolutions_ || depthwise_2d(g_, n) ||
                               (program_->options.winograd != DeviceOptions::Winograd::kOff &&
                                winograd_candidate(g_, n));
+  // Per node: the constants it is the last reader of. Emitters read constants of the node
+  // they emit and of later nodes they fuse, never of earlier ones, so once the loop is past a
+  // constant's last reader nothing reads its bytes again except through keep_constant.
+  std::vector<std::vector<int>> last_read(g_.nodes.size());
+  if (constant_copied_) {
+    std::vector<int> last(g_.values.size(), -1);
+    for (size_t k = 0; k < g_.nodes.size(); ++k)
+      for (int id : g_.nodes[k].inputs)
+        if (id >= 0) last[id] = static_cast<int>(k);
+    for (size_t id = 0; id < last.size(); ++id)
+      if (last[id] >= 0) last_read[last[id]].push_back(static_cast<int>(id));
+  }
   for (size_t k = 0; k < g_.nodes.size(); ++k) {
-    if (g_.nodes[k].absorbed) continue;
-    current_node_ = static_cast<int>(k);
-    try {
-      emit(static_cast<int>(k));
-    } catch (const dnnl::error& e) {
-      const IrNode& n = g_.nodes[k];
-      sdk::fail(LOOM_ERROR_UNSUPPORTED,
-                "onednn: " + n.op + " node '" + n.view->name + "': oneDNN refused it: " + e.what());
+    if (!g_.nodes[k].absorbed) {
+      current_node_ = static_cast<int>(k);
+      try {
+        emit(static_cast<int>(k));
+      } catch (const dnnl::error& e) {
+        const IrNode& n = g_.nodes[k];
+        sdk::fail(LOOM_ERROR_UNSUPPORTED, "onednn: " + n.op + " node '" + n.view->name +
+                                              "': oneDNN refused it: " + e.what());
+      }
     }
+    release_constants_read_last_by(static_cast<int>(k), last_read);
   }
   bind_outputs();
   plan_memory();

@@ -122,6 +122,12 @@ class Builder {
 
   // Emits every node, then binds outputs and plans memory.
   std::unique_ptr<Program> build();
+  // Called with each constant whose bytes the core owns once no step left to emit reads them
+  // and the program does not read them at run time (ABI 1.3's constant_copied): the core may
+  // free them while the rest compiles.
+  void on_constant_copied(std::function<void(int)> callback) {
+    constant_copied_ = std::move(callback);
+  }
 
   // ---- used by the op emitters ----
   IrGraph& ir() { return g_; }
@@ -182,6 +188,8 @@ class Builder {
   void emit(int node);
   void bind_outputs();
   void plan_memory();
+  // Reports the constants no node after `node` reads (on_constant_copied).
+  void release_constants_read_last_by(int node, const std::vector<std::vector<int>>& last_read);
   int new_slot(const dnnl::memory::desc& md, SlotKind kind, int root = -1);
   // The host copy of constant `value`'s bytes that lives as long as the program.
   const void* keep_constant(int value);
@@ -189,6 +197,9 @@ class Builder {
   IrGraph& g_;
   std::unique_ptr<Program> program_;
   std::vector<int> value_slot_;
+  std::vector<bool> core_constants_read_;  // per value: the program reads the core's bytes
+  std::vector<bool> released_;             // per value: reported to constant_copied_
+  std::function<void(int)> constant_copied_;
   std::vector<std::pair<int, int>> converted_;  // (value, slot) pairs made by as()
   int current_node_ = -1;
   bool blocked_convolutions_ = false;

@@ -25,15 +25,19 @@ HostBlock allocate_host(size_t bytes);
 
 // Blocks this large or larger are worth their own huge pages.
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+inline constexpr size_t kConstantChunkBytes = size_t{32} << 20;
 
-// `bytes` rounded up to whole 2-MiB pages, 2-MiB aligned, advised as huge pages and written
-// once so that the pages exist before the first run. Without huge-page support this is an
-// ordinary aligned allocation of the rounded size.
-HostBlock allocate_host_huge(size_t bytes);
+// `bytes` rounded up to whole 2-MiB pages, 2-MiB aligned and advised as huge pages; with
+// `prefault`, written once so that the pages exist before the first run (otherwise a page
+// becomes resident when first touched). Without huge-page support this is an ordinary aligned
+// allocation of the rounded size.
+HostBlock allocate_host_huge(size_t bytes, bool prefault);
 
 // A program's constants, allocated one after another (64-byte aligned) and freed together.
 // The first 2 MiB come from the ordinary heap, so small programs keep a small footprint;
-// once a program has that much, further constants go into huge-page chunks.
+// once a program has that much, further constants go into huge-page chunks of 32 MiB (or the
+// constant's size). A chunk's pages become resident as constants are written into them, so
+// what a program leaves unused at the end of its last chunk costs address space only.
 class ConstantPool {
  public:
   explicit ConstantPool(bool huge_pages) : huge_pages_(huge_pages) {}

@@ -265,6 +265,14 @@ loom_status_t* compile(loom_device_t* device, const loom_compile_args_t* args,
       rewrite_patterns(ir);
       omp_set_num_threads(device->options.threads);
       Builder builder(ir, device->options, device->engine);
+      // Weights live on as reordered copies: the core may free its bytes as compiling goes.
+      if (LOOM_HAS_MEMBER(args, loom_compile_args_t, host_user) && args->constant_copied) {
+        const size_t view_values = args->graph->num_values;
+        builder.on_constant_copied([args, view_values](int value) {
+          if (value >= 0 && static_cast<size_t>(value) < view_values)
+            args->constant_copied(args->host_user, value);
+        });
+      }
       exe->program = builder.build();
     }
 #ifdef __GLIBC__

@@ -13,6 +13,8 @@
  *        (views describe such a value by its elements' dtype and shape), and
  *        loom_builder_api_t gains `set_value_container` (optional, appended) so a format can
  *        declare graph inputs and outputs of those types.
+ *   1.3  loom_compile_args_t gains `constant_copied` and `host_user` (appended): a device
+ *        tells which constants it copied at compile, so the host can free its own bytes.
  *
  * Versioning rules
  *   - LOOM_ABI_VERSION = (major << 16) | minor. A plugin and a host of different majors never
@@ -53,7 +55,7 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------ */
 
 #define LOOM_ABI_VERSION_MAJOR 1
-#define LOOM_ABI_VERSION_MINOR 2
+#define LOOM_ABI_VERSION_MINOR 3
 #define LOOM_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
 #define LOOM_ABI_VERSION LOOM_MAKE_ABI_VERSION(LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR)
 #define LOOM_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -445,6 +447,15 @@ typedef struct loom_compile_args_t {
   size_t arena_size;          /* bytes of the arena the core planned for values with
                                  arena_offset >= 0; the device allocates it (or ignores the
                                  plan and allocates as it likes) */
+  /* 1.3 (optional: check struct_size with LOOM_HAS_MEMBER; NULL when the host does not offer
+   * it). The device may call constant_copied(host_user, i) during this compile call, at most
+   * once per constant value i (an index of graph->values), once it holds what it needs of i's
+   * bytes and will read i's `data` neither later in this call nor at run time (it copied or
+   * repacked them). The host may free the bytes at once, when no other reader needs them:
+   * weights a device repacks are then not held twice, not even while the subgraph compiles.
+   * Never calling it is always correct. */
+  void (*constant_copied)(void* host_user, int32_t value);
+  void* host_user;
 } loom_compile_args_t;
 
 typedef struct loom_run_args_t {
@@ -481,7 +492,7 @@ typedef struct loom_device_api_t {
   loom_status_t* (*copy_from_host)(loom_device_t* device, const void* src, loom_buffer_t* dst,
                                    size_t offset, size_t size);
   /* Compiles a subgraph. The view is valid during the call; constants' data stays valid while
-   * the executable lives. */
+   * the executable lives, except for those the device reports to args->constant_copied (1.3). */
   loom_status_t* (*compile)(loom_device_t* device, const loom_compile_args_t* args,
                             loom_executable_t** out);
   void (*release_executable)(loom_device_t* device, loom_executable_t* exe);

@@ -92,9 +92,8 @@ MemoryReport memory_report(const ModelBuilder& m, const Inputs& inputs,
   return reports.empty() ? MemoryReport{} : reports.front();
 }
 
-// Constants beyond the first 2 MiB share huge-page chunks of at least 4 MiB (a 5 MiB weight
-// gets a chunk of its own, smaller ones fill the rest), and an arena of 2 MiB or more is one
-// huge-page block. Overlapping sub-allocations would corrupt weights, so the outputs must
+// Constants beyond the first 2 MiB share a huge-page chunk, and an arena of 2 MiB or more is
+// one huge-page block. Overlapping sub-allocations would corrupt weights, so the outputs must
 // match cpu with huge pages and without.
 TEST(OnednnMemoryPlan, HugePageBlocksHoldEveryConstantAndActivation) {
   const int64_t rows = 256;

@@ -1,0 +1,161 @@
+// Weights the onednn device copies at compile (reordered for its kernels) are handed back to the
+// core (plugin ABI 1.3's constant_copied), which frees its own bytes of them: a session then
+// holds each weight once. Only constants no other reader needs go (a cpu node reading the same
+// constant keeps it), only in sessions that never compile again (static input shapes), and
+// never the application's model: a second session from the same model handle must still work.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <loom/loom.hpp>
+#include <memory>
+#include <string>
+
+#include "onednn_test_util.hpp"
+
+namespace loom::onednn_testing {
+namespace {
+
+using Inputs = std::vector<std::pair<std::string, Tensor>>;
+
+const loom::Runtime& test_runtime() {
+  static const loom::Runtime runtime({plugin_dir()}, /*default_paths=*/false);
+  return runtime;
+}
+
+struct Session {
+  std::unique_ptr<loom_session_t, void (*)(loom_session_t*)> handle{nullptr, loom_session_destroy};
+  size_t num_outputs = 0;
+
+  std::vector<Tensor> run(const Inputs& inputs) {
+    std::vector<const char*> names;
+    std::vector<loom_host_tensor_t> views;
+    for (const auto& [name, tensor] : inputs) {
+      names.push_back(name.c_str());
+      views.push_back(tensor.view());
+    }
+    std::vector<loom::HostTensor> outputs(num_outputs);
+    std::vector<loom_host_tensor_t> raw(num_outputs);
+    for (auto& r : raw) r.struct_size = sizeof r;
+    loom::check(loom_session_run(handle.get(), names.size(), names.data(), views.data(), raw.size(),
+                                 raw.data()));
+    std::vector<Tensor> result;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      *outputs[i].raw() = raw[i];
+      Tensor t;
+      t.dtype = outputs[i].dtype();
+      t.shape = outputs[i].shape();
+      const auto* bytes = outputs[i].data<uint8_t>();
+      t.bytes.assign(bytes, bytes + outputs[i].byte_size());
+      result.push_back(std::move(t));
+    }
+    return result;
+  }
+
+  // A number field of the plan JSON ("constants_released", ...).
+  long long plan_number(const std::string& field) {
+    char* json = nullptr;
+    loom::check(loom_session_plan_json(handle.get(), &json));
+    std::string text = json;
+    loom_string_free(json);
+    const std::string key = "\"" + field + "\":";
+    size_t at = text.find(key);
+    if (at == std::string::npos) {
+      ADD_FAILURE() << field << " is not in the plan: " << text;
+      return -1;
+    }
+    return std::atoll(text.c_str() + at + key.size());
+  }
+};
+
+Session open_session(loom_runtime_t* runtime, loom_model_t* model, const char* devices,
+                     const char* placements = "") {
+  loom_session_options_t o{};
+  o.struct_size = sizeof o;
+  o.devices = devices;
+  o.placements = placements;
+  loom_session_t* raw = nullptr;
+  loom::check(loom_session_create(runtime, model, &o, &raw));
+  Session s;
+  s.handle.reset(raw);
+  s.num_outputs = loom_model_num_outputs(model);
+  return s;
+}
+
+// Two convolutions on onednn, and a constant `shared` that an onednn Add and a cpu Add (pinned
+// there) both read.
+ModelBuilder conv_model(std::vector<int64_t> x_dims) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, x_dims);
+  m.input("z", LOOM_DTYPE_FLOAT32, {1, 8, 1, 1});
+  m.initializer("w1", random_tensor(LOOM_DTYPE_FLOAT32, {8, 4, 3, 3}, 1, -0.3, 0.6));
+  m.initializer("b1", random_tensor(LOOM_DTYPE_FLOAT32, {8}, 2));
+  m.initializer("w2", random_tensor(LOOM_DTYPE_FLOAT32, {8, 8, 1, 1}, 3, -0.3, 0.6));
+  m.initializer("shared", random_tensor(LOOM_DTYPE_FLOAT32, {1, 8, 1, 1}, 4));
+  m.node("Conv", {"x", "w1", "b1"}, {"c1"}).ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"c1"}, {"r"});
+  m.node("Conv", {"r", "w2"}, {"c2"});
+  m.node("Add", {"c2", "shared"}, {"y"});
+  m.node("Add", {"z", "shared"}, {"y2"}, "cpu_add");
+  m.output("y");
+  m.output("y2");
+  return m;
+}
+
+Inputs conv_inputs(int64_t batch) {
+  return {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {batch, 4, 12, 12}, 5)},
+          {"z", random_tensor(LOOM_DTYPE_FLOAT32, {1, 8, 1, 1}, 6)}};
+}
+
+void expect_same(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(compare(got[i], want[i]), "") << "output " << i;
+}
+
+TEST(OnednnReleasedConstants, CopiedWeightsAreFreedOnceAndAnswersStay) {
+  const auto path = conv_model({1, 4, 12, 12}).save();
+  const loom::Runtime& runtime = test_runtime();
+  loom_model_t* raw_model = nullptr;
+  loom::check(loom_model_load(runtime.get(), path.string().c_str(), &raw_model));
+  std::unique_ptr<loom_model_t, void (*)(loom_model_t*)> model(raw_model, loom_model_free);
+  const Inputs inputs = conv_inputs(1);
+
+  Session reference = open_session(runtime.get(), model.get(), "cpu");
+  const std::vector<Tensor> want = reference.run(inputs);
+  EXPECT_EQ(reference.plan_number("constants_released"), 0);
+
+  Session fast = open_session(runtime.get(), model.get(), "onednn,cpu", "cpu_add=cpu");
+  for (int run = 0; run < 3; ++run) expect_same(fast.run(inputs), want);
+  // w1, b1 and w2; `shared` stays for the cpu Add.
+  EXPECT_EQ(fast.plan_number("constants_released"), 3);
+  EXPECT_EQ(fast.plan_number("constant_bytes_released"), (8 * 4 * 9 + 8 + 8 * 8) * 4);
+
+  // The application's model is whole: another session compiles from it.
+  Session again = open_session(runtime.get(), model.get(), "onednn,cpu", "cpu_add=cpu");
+  expect_same(again.run(inputs), want);
+  // And the first session still runs after its model handle is gone.
+  model.reset();
+  expect_same(fast.run(inputs), want);
+  std::filesystem::remove(path);
+}
+
+TEST(OnednnReleasedConstants, SessionsThatMayCompileAgainKeepTheirWeights) {
+  // A symbolic batch: each new batch size compiles again and needs the weights.
+  const auto path = conv_model({-1, 4, 12, 12}).save();
+  const loom::Runtime& runtime = test_runtime();
+  loom_model_t* raw_model = nullptr;
+  loom::check(loom_model_load(runtime.get(), path.string().c_str(), &raw_model));
+  std::unique_ptr<loom_model_t, void (*)(loom_model_t*)> model(raw_model, loom_model_free);
+  Session reference = open_session(runtime.get(), model.get(), "cpu");
+  Session fast = open_session(runtime.get(), model.get(), "onednn,cpu", "cpu_add=cpu");
+  model.reset();
+  for (int64_t batch : {1, 3, 1}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    expect_same(fast.run(conv_inputs(batch)), reference.run(conv_inputs(batch)));
+  }
+  EXPECT_EQ(fast.plan_number("constants_released"), 0);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace loom::onednn_testing
