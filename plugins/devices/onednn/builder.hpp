@@ -285,5 +285,6 @@ void emit_layout(Builder& b, int node);         // ops_layout.cpp: Reshape... Tr
 void emit_reduce(Builder& b, int node);         // ops_reduce.cpp
 void emit_resize(Builder& b, int node);         // ops_resize.cpp: Resize, Upsample
 void emit_slice(Builder& b, int node);          // ops_slice.cpp: Slice, Split
+void emit_gather(Builder& b, int node);         // ops_slice.cpp: Gather, constant indices
 
 }  // namespace loom::onednn

@@ -75,7 +75,8 @@ std::optional<float> scalar_constant(const IrGraph& g, int id);
 std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node);
 // The same for Resize and Upsample (ops_resize.cpp).
 std::string why_resize_unsupported(const loom_graph_t& graph, const loom_node_t& node);
-// The same for Slice and Split (ops_slice.cpp, which applies the same rules when it emits them).
+// The same for Slice, Split and Gather (ops_slice.cpp, which applies the same rules when it
+// emits them).
 std::string why_slice_unsupported(const loom_graph_t& graph, const loom_node_t& node);
 
 // How many leading inputs of `op` carry tensor data (the rest are shapes, axes, bounds).
