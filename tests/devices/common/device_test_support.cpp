@@ -390,6 +390,11 @@ std::vector<Tensor> run_model(loom_runtime_t* runtime, const std::filesystem::pa
   loom::check(loom_session_create(runtime, model.get(), &o, &raw_session));
   std::unique_ptr<loom_session_t, void (*)(loom_session_t*)> session(raw_session,
                                                                      loom_session_destroy);
+  // As applications should: the session is then the only owner of the weights, and those a
+  // device copies at compile are freed while it compiles (under AddressSanitizer, a device that
+  // still read them would be caught).
+  const size_t num_outputs = loom_model_num_outputs(model.get());
+  model.reset();
 
   std::vector<const char*> names;
   std::vector<loom_host_tensor_t> views;
@@ -397,7 +402,6 @@ std::vector<Tensor> run_model(loom_runtime_t* runtime, const std::filesystem::pa
     names.push_back(name.c_str());
     views.push_back(tensor.view());
   }
-  size_t num_outputs = loom_model_num_outputs(model.get());
   std::vector<loom::HostTensor> outputs(num_outputs);
   std::vector<loom_host_tensor_t> raw(num_outputs);
   for (auto& r : raw) r.struct_size = sizeof r;
