@@ -396,6 +396,11 @@ std::vector<Tensor> run_model(loom_runtime_t* runtime, const std::filesystem::pa
   const size_t num_outputs = loom_model_num_outputs(model.get());
   model.reset();
 
+  return run_session(session.get(), num_outputs, inputs);
+}
+
+std::vector<Tensor> run_session(loom_session_t* session, size_t num_outputs,
+                                const std::vector<std::pair<std::string, Tensor>>& inputs) {
   std::vector<const char*> names;
   std::vector<loom_host_tensor_t> views;
   for (const auto& [name, tensor] : inputs) {
@@ -405,8 +410,8 @@ std::vector<Tensor> run_model(loom_runtime_t* runtime, const std::filesystem::pa
   std::vector<loom::HostTensor> outputs(num_outputs);
   std::vector<loom_host_tensor_t> raw(num_outputs);
   for (auto& r : raw) r.struct_size = sizeof r;
-  loom::check(loom_session_run(session.get(), names.size(), names.data(), views.data(), raw.size(),
-                               raw.data()));
+  loom::check(
+      loom_session_run(session, names.size(), names.data(), views.data(), raw.size(), raw.data()));
   for (size_t i = 0; i < raw.size(); ++i) *outputs[i].raw() = raw[i];
 
   std::vector<Tensor> result;

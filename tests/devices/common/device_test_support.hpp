@@ -102,6 +102,10 @@ std::vector<Tensor> run_model(loom_runtime_t* runtime, const std::filesystem::pa
                               const std::vector<std::pair<std::string, Tensor>>& inputs,
                               const RunOptions& options);
 
+// One run of a session the caller made, with `num_outputs` outputs.
+std::vector<Tensor> run_session(loom_session_t* session, size_t num_outputs,
+                                const std::vector<std::pair<std::string, Tensor>>& inputs);
+
 // Runs the model once (the core compiles at the first run) on a runtime of its own whose debug
 // log is captured, and returns the messages whose source is `source` (a device's name), for
 // tests that read what a device planned from its log.

@@ -28,28 +28,7 @@ struct Session {
   size_t num_outputs = 0;
 
   std::vector<Tensor> run(const Inputs& inputs) {
-    std::vector<const char*> names;
-    std::vector<loom_host_tensor_t> views;
-    for (const auto& [name, tensor] : inputs) {
-      names.push_back(name.c_str());
-      views.push_back(tensor.view());
-    }
-    std::vector<loom::HostTensor> outputs(num_outputs);
-    std::vector<loom_host_tensor_t> raw(num_outputs);
-    for (auto& r : raw) r.struct_size = sizeof r;
-    loom::check(loom_session_run(handle.get(), names.size(), names.data(), views.data(), raw.size(),
-                                 raw.data()));
-    std::vector<Tensor> result;
-    for (size_t i = 0; i < raw.size(); ++i) {
-      *outputs[i].raw() = raw[i];
-      Tensor t;
-      t.dtype = outputs[i].dtype();
-      t.shape = outputs[i].shape();
-      const auto* bytes = outputs[i].data<uint8_t>();
-      t.bytes.assign(bytes, bytes + outputs[i].byte_size());
-      result.push_back(std::move(t));
-    }
-    return result;
+    return run_session(handle.get(), num_outputs, inputs);
   }
 
   // A number field of the plan JSON ("constants_released", ...).
