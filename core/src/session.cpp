@@ -97,7 +97,7 @@ void Session::finish_construction() {
       if (evaluated == model_) break;
       model_ = fold_shape_computations(evaluated, runtime_.schemas, fold_stats_);
     }
-    // The session's own graph, even when nothing folded: release_copied_constants edits its
+    // The session's own graph, even when nothing folded: release_constant edits its
     // values, and the application's model must stay whole for other sessions.
     if (model_->graph.get() == callers_graph) {
       auto own = std::make_shared<Model>(*model_);
