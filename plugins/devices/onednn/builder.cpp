@@ -78,15 +78,21 @@ void Program::run(std::span<void* const> inputs, std::span<const HostBlock> outs
   for (size_t i = 0; i < inputs.size() && i < input_slots.size(); ++i)
     if (input_slots[i] >= 0) bind(input_slots[i], inputs[i]);
   for (size_t i = 0; i < outs.size(); ++i) bind(outputs[i].slot, outs[i].data());
+  auto execute = [&](Step& s) {
+    if (s.kernel)
+      s.kernel(s.args);
+    else
+      s.prim.execute(stream, s.args);
+  };
   if (!profile) {
-    for (Step& s : steps) s.prim.execute(stream, s.args);
+    for (Step& s : steps) execute(s);
     stream.wait();
     return;
   }
   step_ms.resize(steps.size(), 0.0);
   for (size_t i = 0; i < steps.size(); ++i) {
     auto start = std::chrono::steady_clock::now();
-    steps[i].prim.execute(stream, steps[i].args);
+    execute(steps[i]);
     stream.wait();
     step_ms[i] +=
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -245,6 +251,13 @@ int Builder::constant_slot(const void* data, const dnnl::memory::desc& src_md,
 
 int Builder::constant_slot(int value, const dnnl::memory::desc& md) {
   return constant_slot(constant_floats(g_, value), g_.value(value).dims, md);
+}
+
+void Builder::add_kernel_step(
+    std::function<void(const std::unordered_map<int, dnnl::memory>&)> kernel,
+    const std::vector<std::pair<int, int>>& args, const std::string& label) {
+  add_step(dnnl::primitive(), args, label);
+  program_->steps.back().kernel = std::move(kernel);
 }
 
 void Builder::add_step(dnnl::primitive prim, const std::vector<std::pair<int, int>>& args,

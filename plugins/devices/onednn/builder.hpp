@@ -61,7 +61,9 @@ struct Slot {
 };
 
 struct Step {
-  dnnl::primitive prim;
+  dnnl::primitive prim;  // null for a kernel step
+  // A computation of this device's own (matvec.hpp), run instead of a primitive.
+  std::function<void(const std::unordered_map<int, dnnl::memory>&)> kernel;
   std::unordered_map<int, dnnl::memory> args;
   std::string label;  // node name and implementation, for profiling
 };
@@ -159,6 +161,9 @@ class Builder {
   // Appends a primitive reading/writing the given (arg id, slot) pairs.
   void add_step(dnnl::primitive prim, const std::vector<std::pair<int, int>>& args,
                 const std::string& label);
+  // Appends a computation of the device's own, reading its args' memory at run time.
+  void add_kernel_step(std::function<void(const std::unordered_map<int, dnnl::memory>&)> kernel,
+                       const std::vector<std::pair<int, int>>& args, const std::string& label);
   dnnl::memory& mem(int slot) { return program_->slots[slot].mem; }
 
   // Consumers of `value` this emitter may fold as post-ops, in chain order (not yet absorbed).

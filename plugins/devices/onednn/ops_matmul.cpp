@@ -3,6 +3,7 @@
 // bias Add becomes the primitive's bias, later activations (GELU included), scalings and the
 // residual Add become post-ops.
 #include "builder.hpp"
+#include "matvec.hpp"
 
 namespace loom::onednn {
 
@@ -43,6 +44,58 @@ struct MatmulPlan {
   size_t leading = 0;   // cands consumed before post-ops (a bias Add)
   size_t required = 0;  // post-ops that must be fused (Gemm's C)
 };
+
+// One row times a constant matrix in f32 (a batch-1 classifier): matvec.hpp's kernel, which
+// streams the weights from memory 2-3x faster than oneDNN's matmul does. Gemm's C must be a
+// bias (or absent); followers stay separate nodes.
+bool matvec_applies(Builder& bld, const MatmulPlan& p) {
+  IrGraph& g = bld.ir();
+  if (bld.compute_type() != dt::f32 || p.required != 0 || !g.value(p.b).constant()) return false;
+  const std::vector<int64_t>& ad = g.value(p.a).dims;
+  const std::vector<int64_t>& bd = g.value(p.b).dims;
+  if (ad.empty() || bd.size() < 2) return false;
+  int64_t rows = 1;
+  for (int64_t d : ad) rows *= d;
+  for (size_t i = 0; i + 2 < bd.size(); ++i)
+    if (bd[i] != 1) return false;
+  int64_t k = p.trans_b ? bd.back() : bd[bd.size() - 2];
+  return rows == k && g.value(p.b).dtype == LOOM_DTYPE_FLOAT32;
+}
+
+void emit_matvec(Builder& bld, int node, const MatmulPlan& p) {
+  IrGraph& g = bld.ir();
+  const IrNode& n = g.nodes[node];
+  const std::vector<int64_t>& bd = g.value(p.b).dims;
+  int64_t k = p.trans_b ? bd.back() : bd[bd.size() - 2];
+  int64_t cols = p.trans_b ? bd[bd.size() - 2] : bd.back();
+  std::vector<float> b = constant_floats(g, p.b);
+  std::vector<float> packed = pack_matvec_weights(b.data(), k, cols, p.trans_b);
+  int64_t blocks = (cols + kMatvecBlock - 1) / kMatvecBlock;
+  std::vector<int64_t> packed_dims{blocks, k, kMatvecBlock};
+  std::vector<std::pair<int, int>> args{
+      {DNNL_ARG_SRC, bld.as_plain(p.a, dt::f32)},
+      {DNNL_ARG_WEIGHTS, bld.constant_slot(packed, packed_dims, plain_md(packed_dims, dt::f32))}};
+  if (p.bias >= 0) {
+    // oneDNN's path scales (acc + bias) by alpha; here y = alpha * acc + beta * C.
+    std::vector<float> bias = constant_floats(g, p.bias);
+    for (float& v : bias) v *= p.bias_scale * p.alpha;
+    args.emplace_back(DNNL_ARG_BIAS, bld.constant_slot(bias, {cols}, plain_md({cols}, dt::f32)));
+  }
+  int dst = bld.define(p.y, plain_md(g.value(p.y).dims, dt::f32));
+  args.emplace_back(DNNL_ARG_DST, dst);
+  bld.absorb(p.cands, p.leading, dst);
+  float alpha = p.alpha;
+  bld.add_kernel_step(
+      [k, cols, alpha](const std::unordered_map<int, dnnl::memory>& mem) {
+        auto data = [&](int arg) {
+          auto it = mem.find(arg);
+          return it == mem.end() ? nullptr : static_cast<float*>(it->second.get_data_handle());
+        };
+        matvec(data(DNNL_ARG_SRC), data(DNNL_ARG_WEIGHTS), data(DNNL_ARG_BIAS), alpha,
+               data(DNNL_ARG_DST), k, cols);
+      },
+      args, n.op + " " + n.view->name + " [loom matvec, " + std::to_string(p.leading) + " fused]");
+}
 
 void emit_plan(Builder& bld, int node, MatmulPlan& p) {
   IrGraph& g = bld.ir();
@@ -195,7 +248,10 @@ void emit_matmul(Builder& bld, int node) {
       p.leading = 1;
     }
   }
-  emit_plan(bld, node, p);
+  if (matvec_applies(bld, p))
+    emit_matvec(bld, node, p);
+  else
+    emit_plan(bld, node, p);
 }
 
 }  // namespace loom::onednn

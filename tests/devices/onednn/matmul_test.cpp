@@ -173,6 +173,102 @@ TEST(OnednnMatMul, BatchesOfRowsAgainstOneMatrix) {
   EXPECT_EQ(steps[1].rfind("Add ", 0), 0u) << steps[1];
 }
 
+// The steps the onednn device compiled `m` into (verbose=1), without the memory summary.
+std::vector<std::string> compiled_steps(const ModelBuilder& m,
+                                        const std::vector<std::pair<std::string, Tensor>>& inputs) {
+  std::vector<std::string> steps;
+  for (const std::string& line :
+       run_model_capturing_log(m, inputs, onednn_only("verbose=1"), "onednn"))
+    if (line.rfind("memory:", 0) != 0) steps.push_back(line);
+  return steps;
+}
+
+struct MatVecCase {
+  int64_t k, n;
+  bool trans_a, trans_b;
+  float alpha, beta;
+  std::vector<int64_t> c;  // empty: no C
+};
+
+// One row times a constant matrix (a batch-1 classifier) runs the device's own matvec kernel
+// (matvec.hpp) in every Gemm form: transposes, alpha, beta with a bias C, no C; column counts
+// that are not a multiple of its 16-column blocks, row counts that are not a multiple of its
+// 4-row unrolling. Outputs match cpu.
+TEST(OnednnMatVec, GemmOfOneRow) {
+  for (const MatVecCase& t : {MatVecCase{1280, 1000, false, true, 1.f, 1.f, {1000}},
+                              MatVecCase{37, 33, false, false, 1.f, 1.f, {}},
+                              MatVecCase{3, 1, true, true, 0.5f, 2.f, {1}},
+                              MatVecCase{64, 16, true, false, 2.f, 0.25f, {1, 16}},
+                              MatVecCase{1, 5, false, true, -1.f, 1.f, {5}},
+                              MatVecCase{130, 17, false, false, 1.f, 0.f, {17}}}) {
+    SCOPED_TRACE("k " + std::to_string(t.k) + " n " + std::to_string(t.n));
+    std::vector<int64_t> a =
+        t.trans_a ? std::vector<int64_t>{t.k, 1} : std::vector<int64_t>{1, t.k};
+    std::vector<int64_t> b =
+        t.trans_b ? std::vector<int64_t>{t.n, t.k} : std::vector<int64_t>{t.k, t.n};
+    ModelBuilder m;
+    m.input("x", LOOM_DTYPE_FLOAT32, a);
+    m.initializer("b", random_tensor(LOOM_DTYPE_FLOAT32, b, 2, -0.5, 0.5));
+    std::vector<std::string> inputs{"x", "b"};
+    if (!t.c.empty()) {
+      m.initializer("c", random_tensor(LOOM_DTYPE_FLOAT32, t.c, 3));
+      inputs.push_back("c");
+    }
+    m.node("Gemm", inputs, {"y"})
+        .i("transA", t.trans_a)
+        .i("transB", t.trans_b)
+        .f("alpha", t.alpha)
+        .f("beta", t.beta);
+    m.output("y");
+    std::vector<std::pair<std::string, Tensor>> feeds{
+        {"x", random_tensor(LOOM_DTYPE_FLOAT32, a, 1)}};
+    expect_matches_cpu(m, feeds, onednn_only());
+    std::vector<std::string> steps = compiled_steps(m, feeds);
+    ASSERT_EQ(steps.size(), 1u);
+    EXPECT_NE(steps[0].find("[loom matvec"), std::string::npos) << steps[0];
+  }
+}
+
+// MatMul of a [1, 1, K] or [1, K] row with its bias Add absorbed; a following Relu runs as its own
+// step. A C that is not a per-column bias (a scalar here) keeps oneDNN's matmul, as do two rows.
+TEST(OnednnMatVec, MatMulRowsWithBiasAndTheFormsLeftToOneDnn) {
+  for (std::vector<int64_t> a : {std::vector<int64_t>{1, 1, 96}, std::vector<int64_t>{1, 96}}) {
+    ModelBuilder m;
+    m.input("x", LOOM_DTYPE_FLOAT32, a);
+    m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {96, 40}, 2, -0.3, 0.3));
+    m.initializer("bias", random_tensor(LOOM_DTYPE_FLOAT32, {40}, 3));
+    m.node("MatMul", {"x", "w"}, {"p"});
+    m.node("Add", {"p", "bias"}, {"pb"});
+    m.node("Relu", {"pb"}, {"y"});
+    m.output("y");
+    std::vector<std::pair<std::string, Tensor>> feeds{
+        {"x", random_tensor(LOOM_DTYPE_FLOAT32, a, 1, -1, 1)}};
+    expect_matches_cpu(m, feeds, onednn_only());
+    std::vector<std::string> steps = compiled_steps(m, feeds);
+    ASSERT_EQ(steps.size(), 2u);
+    EXPECT_NE(steps[0].find("[loom matvec, 1 fused]"), std::string::npos) << steps[0];
+    EXPECT_EQ(steps[1].rfind("Relu ", 0), 0u) << steps[1];
+  }
+  for (std::vector<int64_t> c : {std::vector<int64_t>{1}, std::vector<int64_t>{}}) {
+    std::vector<int64_t> a = c.empty() ? std::vector<int64_t>{2, 24} : std::vector<int64_t>{1, 24};
+    ModelBuilder m;
+    m.input("x", LOOM_DTYPE_FLOAT32, a);
+    m.initializer("b", random_tensor(LOOM_DTYPE_FLOAT32, {24, 20}, 2));
+    std::vector<std::string> inputs{"x", "b"};
+    if (!c.empty()) {
+      m.initializer("c", random_tensor(LOOM_DTYPE_FLOAT32, c, 3));
+      inputs.push_back("c");
+    }
+    m.node("Gemm", inputs, {"y"});
+    m.output("y");
+    std::vector<std::pair<std::string, Tensor>> feeds{
+        {"x", random_tensor(LOOM_DTYPE_FLOAT32, a, 1)}};
+    expect_matches_cpu(m, feeds, onednn_only());
+    for (const std::string& step : compiled_steps(m, feeds))
+      EXPECT_EQ(step.find("matvec"), std::string::npos) << step;
+  }
+}
+
 // ViT's residual Add reads a Transpose of [197, 1, 768] to [1, 197, 768]: row-major bytes whose
 // descriptor says "bac". oneDNN 2.6 ran its reference binary kernel on it (5 ms an Add).
 TEST(OnednnBinary, TransposeOfUnitExtentsGetsAJitKernel) {
