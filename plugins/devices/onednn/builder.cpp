@@ -249,6 +249,15 @@ int Builder::constant_slot(const void* data, const dnnl::memory::desc& src_md,
   return s;
 }
 
+int Builder::constant_slot(const dnnl::memory::desc& md, const std::function<void(void*)>& fill) {
+  void* block = program_->constants->allocate(md.get_size());
+  fill(block);
+  int s = new_slot(md, SlotKind::kConstant);
+  program_->slots[s].constant = block;
+  mem(s).set_data_handle(block);
+  return s;
+}
+
 int Builder::constant_slot(int value, const dnnl::memory::desc& md) {
   return constant_slot(constant_floats(g_, value), g_.value(value).dims, md);
 }

@@ -155,6 +155,9 @@ class Builder {
   int constant_slot(const std::vector<float>& data, const std::vector<int64_t>& dims,
                     const dnnl::memory::desc& md);
   int constant_slot(int value, const dnnl::memory::desc& md);
+  // A constant of `md`'s size whose bytes `fill` writes in place (a layout oneDNN has no
+  // reorder to, e.g. matvec.hpp's packed weights).
+  int constant_slot(const dnnl::memory::desc& md, const std::function<void(void*)>& fill);
   // Same from raw f32 bytes seen through `src_md` (e.g. a permuted view of ONNX weights).
   int constant_slot(const void* data, const dnnl::memory::desc& src_md,
                     const dnnl::memory::desc& md);

@@ -8,15 +8,17 @@
 
 namespace loom::onednn {
 
-std::vector<float> pack_matvec_weights(const float* b, int64_t k, int64_t n, bool transposed) {
-  int64_t blocks = (n + kMatvecBlock - 1) / kMatvecBlock;
-  std::vector<float> packed(static_cast<size_t>(blocks * k * kMatvecBlock), 0.f);
+int64_t matvec_packed_size(int64_t k, int64_t n) {
+  return (n + kMatvecBlock - 1) / kMatvecBlock * k * kMatvecBlock;
+}
+
+void pack_matvec_weights(const float* b, int64_t k, int64_t n, bool transposed, float* packed) {
+  std::fill(packed, packed + matvec_packed_size(k, n), 0.f);
   for (int64_t col = 0; col < n; ++col) {
-    float* dst = packed.data() + (col / kMatvecBlock) * k * kMatvecBlock + col % kMatvecBlock;
+    float* dst = packed + (col / kMatvecBlock) * k * kMatvecBlock + col % kMatvecBlock;
     for (int64_t row = 0; row < k; ++row)
       dst[row * kMatvecBlock] = transposed ? b[col * k + row] : b[row * n + col];
   }
-  return packed;
 }
 
 namespace {

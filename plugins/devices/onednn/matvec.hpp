@@ -9,16 +9,17 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 namespace loom::onednn {
 
 // Outputs per packed block: one AVX-512 vector, two AVX2 vectors.
 inline constexpr int64_t kMatvecBlock = 16;
 
-// Packs the [K, N] matrix b (row-major; [N, K] when `transposed`) as ceil(N/16) blocks of
-// [K][16] (columns past N are zero): block j, row k holds b[k][16j .. 16j+15].
-std::vector<float> pack_matvec_weights(const float* b, int64_t k, int64_t n, bool transposed);
+// Floats of the packed form of a [K, N] matrix: ceil(N/16) blocks of [K][16].
+int64_t matvec_packed_size(int64_t k, int64_t n);
+// Packs the [K, N] matrix b (row-major; [N, K] when `transposed`) into `packed`
+// (matvec_packed_size floats; columns past N are zero): block j, row k holds b[k][16j..16j+15].
+void pack_matvec_weights(const float* b, int64_t k, int64_t n, bool transposed, float* packed);
 
 // The vector kernels matvec() picks from: the widest this CPU runs.
 enum class MatvecKernel { kAvx512, kAvx2, kGeneric };

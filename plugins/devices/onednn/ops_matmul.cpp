@@ -68,13 +68,15 @@ void emit_matvec(Builder& bld, int node, const MatmulPlan& p) {
   const std::vector<int64_t>& bd = g.value(p.b).dims;
   int64_t k = p.trans_b ? bd.back() : bd[bd.size() - 2];
   int64_t cols = p.trans_b ? bd[bd.size() - 2] : bd.back();
-  std::vector<float> b = constant_floats(g, p.b);
-  std::vector<float> packed = pack_matvec_weights(b.data(), k, cols, p.trans_b);
-  int64_t blocks = (cols + kMatvecBlock - 1) / kMatvecBlock;
-  std::vector<int64_t> packed_dims{blocks, k, kMatvecBlock};
-  std::vector<std::pair<int, int>> args{
-      {DNNL_ARG_SRC, bld.as_plain(p.a, dt::f32)},
-      {DNNL_ARG_WEIGHTS, bld.constant_slot(packed, packed_dims, plain_md(packed_dims, dt::f32))}};
+  // Packed straight from the core's f32 bytes (matvec_applies checked the type): no
+  // intermediate copy of the (largest) weights of the network.
+  const float* b = static_cast<const float*>(g.value(p.b).data);
+  bool trans_b = p.trans_b;
+  int weights = bld.constant_slot(
+      plain_md({matvec_packed_size(k, cols)}, dt::f32),
+      [&](void* block) { pack_matvec_weights(b, k, cols, trans_b, static_cast<float*>(block)); });
+  std::vector<std::pair<int, int>> args{{DNNL_ARG_SRC, bld.as_plain(p.a, dt::f32)},
+                                        {DNNL_ARG_WEIGHTS, weights}};
   if (p.bias >= 0) {
     // oneDNN's path scales (acc + bias) by alpha; here y = alpha * acc + beta * C.
     std::vector<float> bias = constant_floats(g, p.bias);

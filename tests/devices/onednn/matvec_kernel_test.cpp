@@ -29,8 +29,9 @@ TEST(OnednnMatVecKernel, EveryWidthMatchesADoubleProduct) {
           for (float& v : x) v = dist(rng);
           for (float& v : b) v = dist(rng);
           for (float& v : bias) v = dist(rng);
-          std::vector<float> packed = pack_matvec_weights(b.data(), k, n, transposed);
-          ASSERT_EQ(packed.size(), static_cast<size_t>((n + 15) / 16 * 16 * k));
+          ASSERT_EQ(matvec_packed_size(k, n), (n + 15) / 16 * 16 * k);
+          std::vector<float> packed(matvec_packed_size(k, n), NAN);
+          pack_matvec_weights(b.data(), k, n, transposed, packed.data());
           std::vector<float> y(n, NAN), y_no_bias(n, NAN);
           matvec(x.data(), packed.data(), bias.data(), 0.5f, y.data(), k, n, kernel);
           matvec(x.data(), packed.data(), nullptr, 1.f, y_no_bias.data(), k, n, kernel);
