@@ -2,6 +2,8 @@
 // views of the row-major bytes (no copy when the input is already plain), Transpose is one
 // reorder from a permuted-stride view, Concat one reorder per part into its place in the output
 // (or the concat primitive) in the inputs' layouts.
+#include <algorithm>
+
 #include "builder.hpp"
 
 namespace loom::onednn {
@@ -25,6 +27,16 @@ void emit_transpose(Builder& b, int node) {
   }
   int plain = b.as_plain(x);
   dt type = b.slot_md(plain).data_type();
+  // A permutation that only moves axes of extent 1 leaves the row-major bytes as they are
+  // (ViT's [1, 197, 768] <-> [197, 1, 768] around each attention block, 24 copies a run): a
+  // view.
+  std::vector<int64_t> moved;
+  for (int64_t p : perm)
+    if (xd[static_cast<size_t>(p)] != 1) moved.push_back(p);
+  if (std::is_sorted(moved.begin(), moved.end())) {
+    b.alias(y, plain, plain_md(g.value(y).dims, type));
+    return;
+  }
   dnnl::memory::dims strides = row_major_strides(xd), pstrides, pdims;
   for (int64_t p : perm) {
     pdims.push_back(xd[static_cast<size_t>(p)]);

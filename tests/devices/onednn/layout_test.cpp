@@ -44,6 +44,39 @@ TEST(OnednnLayout, TransposePermutations) {
   }
 }
 
+// A Transpose that only moves axes of extent 1 (ViT's [1, 197, 768] <-> [197, 1, 768]) is a
+// view of the same bytes: no step, as a graph output, between computations and under a
+// residual Add.
+TEST(OnednnLayout, TransposeOfUnitAxesIsAView) {
+  struct Case {
+    std::vector<int64_t> shape, perm;
+  };
+  for (const Case& c : {Case{{1, 5, 8}, {1, 0, 2}}, Case{{5, 1, 8}, {1, 0, 2}},
+                        Case{{2, 1, 3, 1}, {1, 0, 3, 2}}, Case{{1, 1, 4}, {2, 1, 0}}}) {
+    for (bool between : {false, true}) {
+      ModelBuilder m;
+      m.input("x", LOOM_DTYPE_FLOAT32, c.shape);
+      std::string in = "x";
+      if (between) {
+        m.node("Relu", {"x"}, {"r"});
+        in = "r";
+      }
+      m.node("Transpose", {in}, {between ? "t" : "y"}).ints("perm", c.perm);
+      if (between) {
+        m.node("Tanh", {"t"}, {"u"});
+        m.node("Add", {"u", "t"}, {"y"});
+      }
+      m.output("y");
+      std::vector<std::pair<std::string, Tensor>> inputs{
+          {"x", random_tensor(LOOM_DTYPE_FLOAT32, c.shape, 1, -1.0, 1.0)}};
+      expect_matches_cpu(m, inputs, onednn_only());
+      for (const std::string& step :
+           run_model_capturing_log(m, inputs, onednn_only("verbose=1"), "onednn"))
+        EXPECT_EQ(step.rfind("Transpose ", 0), std::string::npos) << step;
+    }
+  }
+}
+
 TEST(OnednnLayout, ConcatOfBlockedAndPlainInputs) {
   for (int64_t axis : {1, -1}) {
     ModelBuilder m;
