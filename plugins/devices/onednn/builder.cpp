@@ -202,6 +202,14 @@ int Builder::as(int value, const dnnl::memory::desc& md) {
   return out;
 }
 
+int Builder::converted_copy(int value, const dnnl::memory::desc& md) const {
+  for (auto& [v, slot] : converted_) {
+    const Slot& s = program_->slots[slot];
+    if (v == value && s.md == md && s.root == slot && program_->aliases[slot].empty()) return slot;
+  }
+  return -1;
+}
+
 int Builder::as_plain(int value, dt type) {
   return as(value, plain_md(g_.value(value).dims, type));
 }

@@ -141,6 +141,8 @@ class Builder {
   const dnnl::memory::desc& md_of(int value) { return program_->slots[slot_of(value)].md; }
   // The slot of `value` converted to `md` (one cached reorder if needed).
   int as(int value, const dnnl::memory::desc& md);
+  // The slot of an earlier as(value, md) reorder whose bytes nothing else shares, or -1.
+  int converted_copy(int value, const dnnl::memory::desc& md) const;
   // Plain row-major layout of `value` in its current data type (reorders if blocked).
   int as_plain(int value);
   int as_plain(int value, dnnl::memory::data_type dt);

@@ -297,14 +297,17 @@ TEST(OnednnConv, InvertedResidualWideAndWithoutActivationAfterDepthwise) {
                            .clip_after_depthwise = false});
 }
 
-// MobileNetV2's 56x56 stage, where the layout changes twice: 1x1 96->24 (the 24 channels go
-// nChw8c instead of being padded to 32 in nChw16c), a 24->144->24 block with its residual
-// (all nChw8c, the depthwise keeps its input's blocks), a stride-2 24->144->32 block whose
-// projection returns to nChw16c, then a 1x1 32->40 (40: nChw8c again). Checked at 1 and 2
-// threads and with every layout option against the cpu device.
+// MobileNetV2's 56x56 stage, where the channel blocks change: a 16->96 expansion (nChw16c),
+// the 96->24 projection (keeps its wide input's nChw16c, 24 padded to 32), a 24->144->24
+// block with its residual (nChw8c: the narrow 24-channel tensor is what gets reordered, and
+// the residual Add sums into that copy), a stride-2 24->144->32 block whose projection keeps
+// nChw8c, a 32->192->32 block back in nChw16c with its residual, then a 1x1 32->40 (nChw8c
+// again). Checked at 1 and 2 threads and with every layout option against the cpu device;
+// where the narrow blocks are used (Zen 4), no wide tensor is reordered and both residual
+// Adds are fused.
 TEST(OnednnConv, ChannelBlocksChangeBetweenLayers) {
   ModelBuilder m;
-  const std::vector<int64_t> shape{1, 96, 20, 20};
+  const std::vector<int64_t> shape{1, 16, 20, 20};
   m.input("x", LOOM_DTYPE_FLOAT32, shape);
   m.initializer("lo", float_tensor({}, {0.f}));
   m.initializer("hi", float_tensor({}, {6.f}));
@@ -325,7 +328,8 @@ TEST(OnednnConv, ChannelBlocksChangeBetweenLayers) {
     conv(in, out + "_raw", cin, cout, group, kernel, stride);
     m.node("Clip", {out + "_raw", "lo", "hi"}, {out});
   };
-  conv("x", "a", 96, 24, 1, 1, 1);
+  clipped("x", "e0", 16, 96, 1, 1, 1);
+  conv("e0", "a", 96, 24, 1, 1, 1);
   clipped("a", "e1", 24, 144, 1, 1, 1);
   clipped("e1", "d1", 144, 144, 144, 3, 1);
   conv("d1", "p1", 144, 24, 1, 1, 1);
@@ -333,13 +337,33 @@ TEST(OnednnConv, ChannelBlocksChangeBetweenLayers) {
   clipped("r1", "e2", 24, 144, 1, 1, 1);
   clipped("e2", "d2", 144, 144, 144, 3, 2);
   conv("d2", "p2", 144, 32, 1, 1, 1);
-  conv("p2", "y", 32, 40, 1, 1, 1);
+  clipped("p2", "e3", 32, 192, 1, 1, 1);
+  clipped("e3", "d3", 192, 192, 192, 3, 1);
+  conv("d3", "p3", 192, 32, 1, 1, 1);
+  m.node("Add", {"p2", "p3"}, {"r3"});
+  conv("r3", "y", 32, 40, 1, 1, 1);
   m.output("y");
   for (const char* options : {"conv_layout=auto", "threads=1;conv_layout=auto",
                               "conv_layout=blocked;dw_fusion=off", "conv_layout=any"}) {
     SCOPED_TRACE(options);
     check_unary_model(m, shape, 1, options);
   }
+  std::vector<std::pair<std::string, Tensor>> inputs{
+      {"x", random_tensor(LOOM_DTYPE_FLOAT32, shape, 1)}};
+  std::vector<std::string> steps =
+      run_model_capturing_log(m, inputs, onednn_only("verbose=1"), "onednn");
+  bool narrow_blocks = false;
+  for (const std::string& s : steps) narrow_blocks |= s.find(":avx2") != std::string::npos;
+  if (!narrow_blocks) return;  // this CPU pads every layer to 16 channels (or has no AVX-512)
+  std::vector<std::string> reordered;
+  for (const std::string& s : steps) {
+    EXPECT_NE(s.rfind("Add ", 0), 0u) << "residual Add not fused: " << s;
+    if (s.rfind("reorder ", 0) == 0) reordered.push_back(s.substr(8));
+  }
+  // Only narrow tensors: the 16-channel image into nChw16c, the 24-channel input of the
+  // 24->144 expansion into nChw8c, the 32-channel one of 32->192 into nChw16c and the
+  // 32-channel input of the last 1x1 into nChw8c.
+  EXPECT_EQ(reordered, (std::vector<std::string>{"x", "a", "p2", "r3"}));
 }
 
 TEST(OnednnConvTranspose, StridedGroupedWithOutputPadding) {
