@@ -2,6 +2,7 @@
 // LayerNormalization over the trailing axes (also what rewrite_patterns makes of the
 // decomposed ReduceMean/Sub/Pow/Sqrt/Div pattern), Softmax and LogSoftmax.
 #include "builder.hpp"
+#include "softmax_rows.hpp"
 
 namespace loom::onednn {
 
@@ -94,6 +95,21 @@ void emit_softmax(Builder& b, int node) {
   int src = b.view(plain, md);
   int out = b.define(y, plain_md(g.value(y).dims, type));
   int dst = b.view(out, md);
+  // Along the last (contiguous) axis in f32: the device's own row kernel, 2.5x faster than
+  // oneDNN's on attention scores (softmax_rows.hpp).
+  const int64_t len = md.dims()[static_cast<size_t>(axis)];
+  if (type == dt::f32 && axis == static_cast<int64_t>(md.dims().size()) - 1 && len > 0 &&
+      softmax_rows_available()) {
+    const int64_t rows = static_cast<int64_t>(md.get_size() / sizeof(float)) / len;
+    b.add_kernel_step(
+        [rows, len, log](const std::unordered_map<int, dnnl::memory>& mem) {
+          softmax_rows(static_cast<const float*>(mem.at(DNNL_ARG_SRC).get_data_handle()),
+                       static_cast<float*>(mem.at(DNNL_ARG_DST).get_data_handle()), rows, len, log);
+        },
+        {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
+        n.op + " " + std::string(n.view->name) + " [loom rows]");
+    return;
+  }
   if (log) {
     dnnl::logsoftmax_forward::desc d(dnnl::prop_kind::forward_inference, md,
                                      static_cast<int>(axis));

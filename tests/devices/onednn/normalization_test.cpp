@@ -2,6 +2,8 @@
 // and LogSoftmax on the onednn device.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "onednn_test_util.hpp"
 
 namespace loom::onednn_testing {
@@ -75,6 +77,40 @@ TEST(OnednnNorm, SoftmaxOpsetsAndAxes) {
         m.node(op, {"x"}, {"y"}).i("axis", axis);
         m.output("y");
         check_unary_model(m, {3, 4, 5});
+      }
+    }
+  }
+}
+
+// Softmax and LogSoftmax along the last axis (attention scores, masked with -inf by an Add) run
+// the device's row kernel where it has one; along another axis, oneDNN's primitive.
+TEST(OnednnNorm, SoftmaxAlongTheLastAxisRunsTheRowKernel) {
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    for (int64_t axis : {-1, 1}) {
+      SCOPED_TRACE(std::string(op) + " axis " + std::to_string(axis));
+      ModelBuilder m;
+      m.input("x", LOOM_DTYPE_FLOAT32, {2, 3, 37});
+      std::vector<float> mask(37, 0.f);
+      mask[5] = mask[36] = -std::numeric_limits<float>::infinity();
+      m.initializer("mask", float_tensor({37}, mask));
+      m.node("Add", {"x", "mask"}, {"s"});
+      m.node(op, {"s"}, {"y"}).i("axis", axis);
+      m.output("y");
+      std::vector<std::pair<std::string, Tensor>> inputs{
+          {"x", random_tensor(LOOM_DTYPE_FLOAT32, {2, 3, 37}, 1, -20.0, 20.0)}};
+      expect_matches_cpu(m, inputs, onednn_only());
+      bool row_kernel = false;
+      for (const std::string& step :
+           run_model_capturing_log(m, inputs, onednn_only("verbose=1"), "onednn"))
+        row_kernel |= step.rfind(std::string(op) + " ", 0) == 0 &&
+                      step.find("[loom rows]") != std::string::npos;
+#if defined(__x86_64__)
+      if (__builtin_cpu_supports("avx512f")) {
+        EXPECT_EQ(row_kernel, axis == -1);
+      }
+#endif
+      if (axis != -1) {
+        EXPECT_FALSE(row_kernel);
       }
     }
   }

@@ -1,0 +1,107 @@
+#include "softmax_rows.hpp"
+
+#include <cmath>
+#include <limits>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace loom::onednn {
+
+#if defined(__x86_64__)
+// GCC 12's avx512fintrin.h gives max, roundscale, scalef and reduce an "undefined" operand
+// initialized from itself, which -Wuninitialized reports once they are inlined here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+namespace {
+
+// exp(x) for x <= 0 (x - max): x = n ln2 + r with |r| <= ln2/2, exp(r) by its degree-6 Taylor
+// polynomial (relative error 1.2e-7), times 2^n by scalef, which rounds to denormals and to 0
+// like expf. Below -104 the result is 0 (exp(-104) is under half the smallest denormal).
+// max(-104, x) keeps a NaN: the second operand is returned when either is NaN.
+__attribute__((target("avx512f"))) inline __m512 exp_nonpositive(__m512 x) {
+  x = _mm512_max_ps(_mm512_set1_ps(-104.f), x);
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.f / 720);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 120));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 24));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  return _mm512_scalef_ps(p, n);
+}
+
+// One row in three passes: the max; exp(x - max) and its sum (softmax stores the exps); then
+// the scale by 1/sum, or (x - max) - log(sum). The last partial vector goes through masks.
+__attribute__((target("avx512f"))) void row_avx512(const float* in, float* out, int64_t len,
+                                                   bool log) {
+  const int64_t full = len / 16 * 16;
+  const auto tail = static_cast<__mmask16>((1u << (len - full)) - 1u);
+  __m512 vmax = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t j = 0; j < full; j += 16) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(in + j));
+  if (tail) vmax = _mm512_mask_max_ps(vmax, tail, vmax, _mm512_maskz_loadu_ps(tail, in + full));
+  const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
+
+  __m512 vsum = _mm512_setzero_ps();
+  for (int64_t j = 0; j < full; j += 16) {
+    __m512 e = exp_nonpositive(_mm512_sub_ps(_mm512_loadu_ps(in + j), m));
+    if (!log) _mm512_storeu_ps(out + j, e);
+    vsum = _mm512_add_ps(vsum, e);
+  }
+  if (tail) {
+    __m512 e = exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, in + full), m));
+    if (!log) _mm512_mask_storeu_ps(out + full, tail, e);
+    vsum = _mm512_mask_add_ps(vsum, tail, vsum, e);
+  }
+  const float sum = _mm512_reduce_add_ps(vsum);
+
+  if (log) {
+    const __m512 log_sum = _mm512_set1_ps(std::log(sum));
+    // (x - max) - log(sum), not x - (max + log(sum)): the latter cancels digits for large x.
+    for (int64_t j = 0; j < full; j += 16)
+      _mm512_storeu_ps(out + j, _mm512_sub_ps(_mm512_sub_ps(_mm512_loadu_ps(in + j), m), log_sum));
+    if (tail)
+      _mm512_mask_storeu_ps(
+          out + full, tail,
+          _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, in + full), m), log_sum));
+    return;
+  }
+  const __m512 scale = _mm512_set1_ps(1.f / sum);
+  for (int64_t j = 0; j < full; j += 16)
+    _mm512_storeu_ps(out + j, _mm512_mul_ps(_mm512_loadu_ps(out + j), scale));
+  if (tail)
+    _mm512_mask_storeu_ps(out + full, tail,
+                          _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, out + full), scale));
+}
+
+}  // namespace
+#pragma GCC diagnostic pop
+
+bool softmax_rows_available() {
+  return __builtin_cpu_supports("avx512f");
+}
+
+void softmax_rows(const float* x, float* y, int64_t rows, int64_t len, bool log) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) row_avx512(x + r * len, y + r * len, len, log);
+}
+
+#else
+
+bool softmax_rows_available() {
+  return false;
+}
+
+void softmax_rows(const float*, float*, int64_t, int64_t, bool) {}
+
+#endif
+
+}  // namespace loom::onednn
