@@ -297,4 +297,7 @@ void emit_resize(Builder& b, int node);         // ops_resize.cpp: Resize, Upsam
 void emit_slice(Builder& b, int node);          // ops_slice.cpp: Slice, Split
 void emit_gather(Builder& b, int node);         // ops_slice.cpp: Gather, constant indices
 
+// The permutation a Transpose node applies (its perm, else the reversed axes; ops_layout.cpp).
+std::vector<int64_t> transpose_perm(const IrNode& n, size_t rank);
+
 }  // namespace loom::onednn

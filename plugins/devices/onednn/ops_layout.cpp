@@ -19,12 +19,7 @@ void emit_transpose(Builder& b, int node) {
   int x = n.inputs[0], y = n.outputs[0];
   const std::vector<int64_t>& xd = g.value(x).dims;
   size_t r = xd.size();
-  std::vector<int64_t> perm;
-  if (auto p = sdk::Attributes(*n.view).get_ints("perm"); p && p->size() == r) {
-    perm.assign(p->begin(), p->end());
-  } else {
-    for (size_t i = 0; i < r; ++i) perm.push_back(static_cast<int64_t>(r - 1 - i));
-  }
+  std::vector<int64_t> perm = transpose_perm(n, r);
   int plain = b.as_plain(x);
   dt type = b.slot_md(plain).data_type();
   // A permutation that only moves axes of extent 1 leaves the row-major bytes as they are
@@ -42,7 +37,17 @@ void emit_transpose(Builder& b, int node) {
     pdims.push_back(xd[static_cast<size_t>(p)]);
     pstrides.push_back(strides[static_cast<size_t>(p)]);
   }
-  int src = b.view(plain, dnnl::memory::desc(pdims, type, pstrides));
+  dnnl::memory::desc permuted(pdims, type, pstrides);
+  // Read only by MatMuls: leave it a permuted view, which oneDNN's matmul reads directly in
+  // the forms its kernels take (attention's [b, t, h, d] -> [b, h, t, d], "acbd"); a MatMul
+  // that cannot reorders it then (ops_matmul.cpp), at the cost this copy had.
+  bool matmuls_only = !g.value(y).graph_output && !g.value(y).consumers.empty();
+  for (int c : g.value(y).consumers) matmuls_only = matmuls_only && g.nodes[c].op == "MatMul";
+  if (matmuls_only) {
+    b.alias(y, plain, permuted);
+    return;
+  }
+  int src = b.view(plain, permuted);
   int dst = b.define(y, plain_md(g.value(y).dims, type));
   dnnl::reorder::primitive_desc pd(b.engine(), b.slot_md(src), b.engine(), b.slot_md(dst));
   b.add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}},
@@ -119,6 +124,16 @@ void emit_concat(Builder& b, int node) {
 }
 
 }  // namespace
+
+std::vector<int64_t> transpose_perm(const IrNode& n, size_t rank) {
+  std::vector<int64_t> perm;
+  if (auto p = sdk::Attributes(*n.view).get_ints("perm"); p && p->size() == rank) {
+    perm.assign(p->begin(), p->end());
+  } else {
+    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(rank - 1 - i));
+  }
+  return perm;
+}
 
 void emit_layout(Builder& b, int node) {
   IrGraph& g = b.ir();

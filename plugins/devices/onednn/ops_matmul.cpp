@@ -2,6 +2,8 @@
 // weights are reordered once into the layout oneDNN picks (format_tag::any); a following
 // bias Add becomes the primitive's bias, later activations (GELU included), scalings and the
 // residual Add become post-ops.
+#include <tuple>
+
 #include "builder.hpp"
 #include "matvec.hpp"
 
@@ -146,6 +148,18 @@ void emit_plan(Builder& bld, int node, MatmulPlan& p) {
   dnnl::memory::desc src_md = matrix_view(ad, ct, p.trans_a);
   bool const_b = g.value(p.b).constant();
   dnnl::memory::desc b_view = matrix_view(bd, ct, p.trans_b);
+  // An operand that is a permuted view (a Transpose left as one, ops_layout.cpp) is read in
+  // place when oneDNN has a non-reference kernel for its strides; else it is reordered.
+  auto strided = [&](int value, const std::vector<int64_t>& dims, bool transposed) {
+    if (transposed || collapse) return false;
+    const dnnl::memory::desc& md = bld.md_of(value);
+    return md.data_type() == ct && !is_plain(md) && md.dims() == dims &&
+           md.data.format_kind == dnnl_blocked && md.data.format_desc.blocking.inner_nblks == 0;
+  };
+  bool a_strided = strided(p.a, ad, p.trans_a);
+  bool b_strided = !const_b && strided(p.b, bd, p.trans_b);
+  if (a_strided) src_md = bld.md_of(p.a);
+  if (b_strided) b_view = bld.md_of(p.b);
   std::vector<int64_t> logical_b = b_view.dims();
   dnnl::memory::desc w_md = const_b ? dnnl::memory::desc(logical_b, ct, tag::any) : b_view;
   std::vector<int64_t> bias_dims(r, 1);
@@ -157,27 +171,56 @@ void emit_plan(Builder& bld, int node, MatmulPlan& p) {
   for (const FusionCandidate& c : p.cands)
     if (c.out_value >= 0 && g.value(c.out_value).graph_output) dst_type = dt::f32;
   std::vector<std::pair<int, int>> post_args;
+  // A result read only by a Transpose (attention's [b, h, t, d] -> [b, t, h, d] before the
+  // output projection) is written straight into the Transpose's output through a permuted
+  // view, when oneDNN has a non-reference kernel for those strides: the Transpose emits nothing.
+  int transpose = -1;
+  dnnl::memory::desc transposed_dst;
+  if (!collapse && rest.empty() && p.leading == 0 && p.bias < 0 && !g.value(p.y).graph_output) {
+    int c = g.sole_consumer(p.y);
+    if (c >= 0 && g.nodes[c].op == "Transpose" && g.nodes[c].outputs[0] >= 0) {
+      std::vector<int64_t> perm = transpose_perm(g.nodes[c], r);
+      std::vector<int64_t> td = g.value(g.nodes[c].outputs[0]).dims;
+      dnnl::memory::dims t_strides = row_major_strides(td), strides(r);
+      for (size_t k = 0; k < r; ++k) strides[static_cast<size_t>(perm[k])] = t_strides[k];
+      transpose = c;
+      transposed_dst = dnnl::memory::desc(yd, dst_type, strides);
+    }
+  }
+  auto create = [&](dnnl::primitive_attr attr, size_t count) {
+    if (p.alpha != 1.f) attr.set_output_scales(0, {p.alpha});
+    dnnl::memory::desc dst = transpose >= 0 ? transposed_dst
+                             : collapse     ? plain_md(yd, dst_type)
+                                            : dnnl::memory::desc(yd, dst_type, tag::any);
+    for (size_t i = 0; i < count; ++i)
+      if (rest[i].kind == FusionCandidate::Kind::kSum) dst = bld.md_of(rest[i].operand);
+    auto d = p.bias >= 0 ? dnnl::matmul::desc(src_md, w_md, bias_md, dst)
+                         : dnnl::matmul::desc(src_md, w_md, dst);
+    return dnnl::matmul::primitive_desc(d, attr, bld.engine());
+  };
   auto [pd, fused] = create_with_post_ops<dnnl::matmul::primitive_desc>(
-      bld, rest, static_cast<int>(r),
-      [&](dnnl::primitive_attr attr, size_t count) {
-        if (p.alpha != 1.f) attr.set_output_scales(0, {p.alpha});
-        dnnl::memory::desc dst =
-            collapse ? plain_md(yd, dst_type) : dnnl::memory::desc(yd, dst_type, tag::any);
-        for (size_t i = 0; i < count; ++i)
-          if (rest[i].kind == FusionCandidate::Kind::kSum) dst = bld.md_of(rest[i].operand);
-        auto d = p.bias >= 0 ? dnnl::matmul::desc(src_md, w_md, bias_md, dst)
-                             : dnnl::matmul::desc(src_md, w_md, dst);
-        return dnnl::matmul::primitive_desc(d, attr, bld.engine());
-      },
-      post_args, p.required);
+      bld, rest, static_cast<int>(r), create, post_args, p.required);
+  if (transpose >= 0 && is_reference(pd)) {
+    transpose = -1;
+    std::tie(pd, fused) = create_with_post_ops<dnnl::matmul::primitive_desc>(
+        bld, rest, static_cast<int>(r), create, post_args, p.required);
+  }
+  if ((a_strided || b_strided) && is_reference(pd)) {
+    a_strided = b_strided = false;
+    src_md = matrix_view(ad, ct, p.trans_a);
+    b_view = matrix_view(bd, ct, p.trans_b);
+    if (!const_b) w_md = b_view;
+    std::tie(pd, fused) = create_with_post_ops<dnnl::matmul::primitive_desc>(
+        bld, rest, static_cast<int>(r), create, post_args, p.required);
+  }
 
-  int src = bld.view(bld.as_plain(p.a, ct), src_md);
+  int src = a_strided ? bld.slot_of(p.a) : bld.view(bld.as_plain(p.a, ct), src_md);
   int weights;
   if (const_b) {
     std::vector<float> wv = constant_floats(g, p.b);
     weights = bld.constant_slot(wv.data(), matrix_view(bd, dt::f32, p.trans_b), pd.weights_desc());
   } else {
-    weights = bld.view(bld.as_plain(p.b, ct), b_view);
+    weights = b_strided ? bld.slot_of(p.b) : bld.view(bld.as_plain(p.b, ct), b_view);
   }
   std::vector<std::pair<int, int>> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}};
   if (p.bias >= 0) {
@@ -190,6 +233,13 @@ void emit_plan(Builder& bld, int node, MatmulPlan& p) {
   int dst = -1;
   for (size_t i = 0; i < fused; ++i)
     if (rest[i].kind == FusionCandidate::Kind::kSum) dst = bld.slot_of(rest[i].operand);
+  if (dst < 0 && transpose >= 0) {
+    IrNode& t = g.nodes[transpose];
+    int t_out = bld.define(t.outputs[0], plain_md(g.value(t.outputs[0]).dims, dst_type));
+    bld.alias(p.y, t_out, transposed_dst);
+    dst = bld.slot_of(p.y);
+    t.absorbed = true;
+  }
   if (dst < 0) dst = bld.define(collapse ? -1 : p.y, pd.dst_desc());
   args.emplace_back(DNNL_ARG_DST, dst);
   args.insert(args.end(), post_args.begin(), post_args.end());

@@ -183,6 +183,76 @@ std::vector<std::string> compiled_steps(const ModelBuilder& m,
   return steps;
 }
 
+// BERT's attention: the per-head Transposes of Q, K and V are read by the MatMuls in place
+// (permuted views; oneDNN's brgemm takes those strides) and the head merge after x V is written
+// straight into the Transpose's output: no Transpose step, no reference kernel. A Transpose
+// that something other than a MatMul reads, and permutations the kernels cannot read in place
+// (then reordered at the MatMul), still give the cpu device's answer.
+TEST(OnednnMatMul, AttentionTransposesAreViews) {
+  const int64_t t = 20, h = 4, d = 16;
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, t, h * d});
+  m.initializer("shape", int64_tensor({4}, {1, t, h, d}));
+  m.initializer("merged", int64_tensor({3}, {1, t, h * d}));
+  m.initializer("scale", float_tensor({}, {4.f}));
+  uint64_t seed = 2;
+  for (const char* name : {"q", "k", "v"}) {
+    std::string w = std::string("w") + name;
+    m.initializer(w, random_tensor(LOOM_DTYPE_FLOAT32, {h * d, h * d}, seed++, -0.2, 0.2));
+    m.node("MatMul", {"x", w}, {std::string(name) + "p"});
+    m.node("Reshape", {std::string(name) + "p", "shape"}, {std::string(name) + "r"});
+  }
+  m.node("Transpose", {"qr"}, {"qt"}).ints("perm", {0, 2, 1, 3});
+  m.node("Transpose", {"kr"}, {"kt"}).ints("perm", {0, 2, 3, 1});
+  m.node("Transpose", {"vr"}, {"vt"}).ints("perm", {0, 2, 1, 3});
+  m.node("MatMul", {"qt", "kt"}, {"s"});
+  m.node("Div", {"s", "scale"}, {"sd"});
+  m.node("Softmax", {"sd"}, {"p"}).i("axis", -1);
+  m.node("MatMul", {"p", "vt"}, {"o"});
+  m.node("Transpose", {"o"}, {"om"}).ints("perm", {0, 2, 1, 3});
+  m.node("Reshape", {"om", "merged"}, {"y"});
+  m.output("y");
+  std::vector<std::pair<std::string, Tensor>> inputs{
+      {"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, t, h * d}, 1)}};
+  expect_matches_cpu(m, inputs, onednn_only());
+  for (const std::string& step : compiled_steps(m, inputs)) {
+    EXPECT_EQ(step.rfind("Transpose ", 0), std::string::npos) << step;
+    EXPECT_EQ(step.find("ref:"), std::string::npos) << step;
+  }
+
+  // Read by a MatMul and by a Relu: a copy, as before. Permutations that move the contracted
+  // axis outward: read in place or reordered, never the reference kernel.
+  for (std::vector<int64_t> perm :
+       {std::vector<int64_t>{0, 2, 1, 3}, {2, 0, 1, 3}, {0, 3, 1, 2}, {1, 2, 3, 0}}) {
+    SCOPED_TRACE("perm " + std::to_string(perm[0]) + std::to_string(perm[1]) +
+                 std::to_string(perm[2]) + std::to_string(perm[3]));
+    ModelBuilder m2;
+    m2.input("a", LOOM_DTYPE_FLOAT32, {2, 3, 5, 6});
+    m2.node("Relu", {"a"}, {"ar"});
+    m2.node("Transpose", {"ar"}, {"at"}).ints("perm", perm);
+    std::vector<int64_t> ad{2, 3, 5, 6}, td;
+    for (int64_t p : perm) td.push_back(ad[static_cast<size_t>(p)]);
+    m2.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {td[3], 7}, 5));
+    m2.node("MatMul", {"at", "w"}, {"y"});
+    m2.output("y");
+    m2.node("Relu", {"at"}, {"z"});
+    m2.output("z");
+    std::vector<std::pair<std::string, Tensor>> in2{
+        {"a", random_tensor(LOOM_DTYPE_FLOAT32, {2, 3, 5, 6}, 1, -1, 1)}};
+    expect_matches_cpu(m2, in2, onednn_only());
+    ModelBuilder m3;
+    m3.input("a", LOOM_DTYPE_FLOAT32, {2, 3, 5, 6});
+    m3.node("Relu", {"a"}, {"ar"});
+    m3.node("Transpose", {"ar"}, {"at"}).ints("perm", perm);
+    m3.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {td[3], 7}, 5));
+    m3.node("MatMul", {"at", "w"}, {"y"});
+    m3.output("y");
+    expect_matches_cpu(m3, in2, onednn_only());
+    for (const std::string& step : compiled_steps(m3, in2))
+      EXPECT_EQ(step.find("ref:"), std::string::npos) << step;
+  }
+}
+
 struct MatVecCase {
   int64_t k, n;
   bool trans_a, trans_b;
