@@ -245,6 +245,30 @@ NodeRef& NodeRef::domain(const std::string& domain) {
   return *this;
 }
 
+std::vector<int64_t> gemm_input_shape(const GemmShape& g) {
+  return g.trans_a ? std::vector<int64_t>{g.k, g.m} : std::vector<int64_t>{g.m, g.k};
+}
+
+ModelBuilder gemm_model(const GemmShape& g, uint32_t b_seed, uint32_t c_seed) {
+  ModelBuilder m;
+  m.input("a", LOOM_DTYPE_FLOAT32, gemm_input_shape(g));
+  std::vector<int64_t> b =
+      g.trans_b ? std::vector<int64_t>{g.n, g.k} : std::vector<int64_t>{g.k, g.n};
+  m.initializer("b", random_tensor(LOOM_DTYPE_FLOAT32, b, b_seed));
+  std::vector<std::string> inputs{"a", "b"};
+  if (!g.c.empty()) {
+    m.initializer("c", random_tensor(LOOM_DTYPE_FLOAT32, g.c, c_seed));
+    inputs.push_back("c");
+  }
+  m.node("Gemm", inputs, {"y"})
+      .i("transA", g.trans_a)
+      .i("transB", g.trans_b)
+      .f("alpha", g.alpha)
+      .f("beta", g.beta);
+  m.output("y");
+  return m;
+}
+
 ModelBuilder::ModelBuilder(int64_t opset) {
   model_.set_ir_version(8);
   model_.set_producer_name("loom-device-tests");

@@ -86,6 +86,19 @@ class ModelBuilder {
   int symbolic_ = 0;
 };
 
+// One Gemm, y = alpha * A' B' + beta * C: A' is the graph input "a" ([M, K], or [K, M]
+// transposed), B' the constant "b" ([K, N], or [N, K] transposed), C the constant "c" of
+// shape `c` (no C when empty). Every device's Gemm tests build it with gemm_model.
+struct GemmShape {
+  int64_t m = 1, k = 1, n = 1;
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.f, beta = 1.f;
+  std::vector<int64_t> c;
+};
+// The model of `g`, its constants drawn from the seeds; gemm_input_shape is the shape of "a".
+ModelBuilder gemm_model(const GemmShape& g, uint32_t b_seed = 2, uint32_t c_seed = 3);
+std::vector<int64_t> gemm_input_shape(const GemmShape& g);
+
 struct RunOptions {
   std::string devices = "cpu";
   bool no_fallback = false;

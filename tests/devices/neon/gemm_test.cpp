@@ -27,24 +27,10 @@ TEST(NeonGemm, MatchesCpuOverShapesAndAttributes) {
   for (const GemmCase& g : cases) {
     SCOPED_TRACE("M=" + std::to_string(g.m) + " K=" + std::to_string(g.k) +
                  " N=" + std::to_string(g.n));
-    ModelBuilder m;
-    std::vector<int64_t> a_shape =
-        g.trans_a ? std::vector<int64_t>{g.k, g.m} : std::vector<int64_t>{g.m, g.k};
-    std::vector<int64_t> b_shape =
-        g.trans_b ? std::vector<int64_t>{g.n, g.k} : std::vector<int64_t>{g.k, g.n};
-    m.input("a", LOOM_DTYPE_FLOAT32, a_shape);
-    m.initializer("b", random_tensor(LOOM_DTYPE_FLOAT32, b_shape, ++seed));
-    std::vector<std::string> inputs = {"a", "b"};
-    if (!g.c_shape.empty()) {
-      m.initializer("c", random_tensor(LOOM_DTYPE_FLOAT32, g.c_shape, ++seed));
-      inputs.push_back("c");
-    }
-    m.node("Gemm", inputs, {"y"})
-        .i("transA", g.trans_a)
-        .i("transB", g.trans_b)
-        .f("alpha", g.alpha)
-        .f("beta", g.beta);
-    m.output("y");
+    GemmShape shape{g.m, g.k, g.n, g.trans_a, g.trans_b, g.alpha, g.beta, g.c_shape};
+    uint32_t b_seed = ++seed, c_seed = g.c_shape.empty() ? seed : ++seed;
+    ModelBuilder m = gemm_model(shape, b_seed, c_seed);
+    std::vector<int64_t> a_shape = gemm_input_shape(shape);
     expect_neon_matches_cpu(m, {{"a", random_tensor(LOOM_DTYPE_FLOAT32, a_shape, ++seed)}});
   }
 }

@@ -13,6 +13,9 @@
 namespace loom::neon_testing {
 
 using device_testing::float_tensor;
+using device_testing::gemm_input_shape;
+using device_testing::gemm_model;
+using device_testing::GemmShape;
 using device_testing::ModelBuilder;
 using device_testing::random_tensor;
 using device_testing::RunOptions;

@@ -103,24 +103,10 @@ TEST(OnednnMatMul, AttentionBlock) {
 }
 
 void check_gemm(bool trans_a, bool trans_b, float alpha, float beta, std::vector<int64_t> c) {
-  int64_t mm = 6, kk = 9, nn = 5;
-  std::vector<int64_t> a = trans_a ? std::vector<int64_t>{kk, mm} : std::vector<int64_t>{mm, kk};
-  std::vector<int64_t> b = trans_b ? std::vector<int64_t>{nn, kk} : std::vector<int64_t>{kk, nn};
-  ModelBuilder m;
-  m.input("x", LOOM_DTYPE_FLOAT32, a);
-  m.initializer("b", random_tensor(LOOM_DTYPE_FLOAT32, b, 2));
-  std::vector<std::string> inputs{"x", "b"};
-  if (!c.empty()) {
-    m.initializer("c", random_tensor(LOOM_DTYPE_FLOAT32, c, 3));
-    inputs.push_back("c");
-  }
-  m.node("Gemm", inputs, {"y"})
-      .i("transA", trans_a)
-      .i("transB", trans_b)
-      .f("alpha", alpha)
-      .f("beta", beta);
-  m.output("y");
-  check_unary_model(m, a);
+  GemmShape shape{6, 9, 5, trans_a, trans_b, alpha, beta, std::move(c)};
+  expect_matches_cpu(gemm_model(shape),
+                     {{"a", random_tensor(LOOM_DTYPE_FLOAT32, gemm_input_shape(shape), 1)}},
+                     onednn_only());
 }
 
 TEST(OnednnGemm, TransposesScalesAndBiases) {
@@ -253,45 +239,21 @@ TEST(OnednnMatMul, AttentionTransposesAreViews) {
   }
 }
 
-struct MatVecCase {
-  int64_t k, n;
-  bool trans_a, trans_b;
-  float alpha, beta;
-  std::vector<int64_t> c;  // empty: no C
-};
-
 // One row times a constant matrix (a batch-1 classifier) runs the device's own matvec kernel
 // (matvec.hpp) in every Gemm form: transposes, alpha, beta with a bias C, no C; column counts
 // that are not a multiple of its 16-column blocks, row counts that are not a multiple of its
 // 4-row unrolling. Outputs match cpu.
 TEST(OnednnMatVec, GemmOfOneRow) {
-  for (const MatVecCase& t : {MatVecCase{1280, 1000, false, true, 1.f, 1.f, {1000}},
-                              MatVecCase{37, 33, false, false, 1.f, 1.f, {}},
-                              MatVecCase{3, 1, true, true, 0.5f, 2.f, {1}},
-                              MatVecCase{64, 16, true, false, 2.f, 0.25f, {1, 16}},
-                              MatVecCase{1, 5, false, true, -1.f, 1.f, {5}},
-                              MatVecCase{130, 17, false, false, 1.f, 0.f, {17}}}) {
-    SCOPED_TRACE("k " + std::to_string(t.k) + " n " + std::to_string(t.n));
-    std::vector<int64_t> a =
-        t.trans_a ? std::vector<int64_t>{t.k, 1} : std::vector<int64_t>{1, t.k};
-    std::vector<int64_t> b =
-        t.trans_b ? std::vector<int64_t>{t.n, t.k} : std::vector<int64_t>{t.k, t.n};
-    ModelBuilder m;
-    m.input("x", LOOM_DTYPE_FLOAT32, a);
-    m.initializer("b", random_tensor(LOOM_DTYPE_FLOAT32, b, 2, -0.5, 0.5));
-    std::vector<std::string> inputs{"x", "b"};
-    if (!t.c.empty()) {
-      m.initializer("c", random_tensor(LOOM_DTYPE_FLOAT32, t.c, 3));
-      inputs.push_back("c");
-    }
-    m.node("Gemm", inputs, {"y"})
-        .i("transA", t.trans_a)
-        .i("transB", t.trans_b)
-        .f("alpha", t.alpha)
-        .f("beta", t.beta);
-    m.output("y");
+  for (const GemmShape& shape : {GemmShape{1, 1280, 1000, false, true, 1.f, 1.f, {1000}},
+                                 GemmShape{1, 37, 33, false, false, 1.f, 1.f, {}},
+                                 GemmShape{1, 3, 1, true, true, 0.5f, 2.f, {1}},
+                                 GemmShape{1, 64, 16, true, false, 2.f, 0.25f, {1, 16}},
+                                 GemmShape{1, 1, 5, false, true, -1.f, 1.f, {5}},
+                                 GemmShape{1, 130, 17, false, false, 1.f, 0.f, {17}}}) {
+    SCOPED_TRACE("k " + std::to_string(shape.k) + " n " + std::to_string(shape.n));
+    ModelBuilder m = gemm_model(shape);
     std::vector<std::pair<std::string, Tensor>> feeds{
-        {"x", random_tensor(LOOM_DTYPE_FLOAT32, a, 1)}};
+        {"a", random_tensor(LOOM_DTYPE_FLOAT32, gemm_input_shape(shape), 1)}};
     expect_matches_cpu(m, feeds, onednn_only());
     std::vector<std::string> steps = compiled_steps(m, feeds);
     ASSERT_EQ(steps.size(), 1u);

@@ -32,24 +32,9 @@ TEST_P(GemmTest, MatchesCpu) {
   const GemmCase& g = std::get<0>(GetParam());
   RunOptions options = on_opencl();
   options.device_options = "gemm=" + std::get<1>(GetParam());
-  std::vector<int64_t> a =
-      g.trans_a ? std::vector<int64_t>{g.K, g.M} : std::vector<int64_t>{g.M, g.K};
-  std::vector<int64_t> b =
-      g.trans_b ? std::vector<int64_t>{g.N, g.K} : std::vector<int64_t>{g.K, g.N};
-  ModelBuilder m;
-  m.input("a", LOOM_DTYPE_FLOAT32, a);
-  m.initializer("b", random_tensor(LOOM_DTYPE_FLOAT32, b, 2));
-  std::vector<std::string> inputs = {"a", "b"};
-  if (!g.c.empty()) {
-    m.initializer("c", random_tensor(LOOM_DTYPE_FLOAT32, g.c, 3));
-    inputs.push_back("c");
-  }
-  m.node("Gemm", inputs, {"y"})
-      .i("transA", g.trans_a)
-      .i("transB", g.trans_b)
-      .f("alpha", g.alpha)
-      .f("beta", g.beta);
-  m.output("y");
+  GemmShape shape{g.M, g.K, g.N, g.trans_a, g.trans_b, g.alpha, g.beta, g.c};
+  ModelBuilder m = gemm_model(shape);
+  std::vector<int64_t> a = gemm_input_shape(shape);
   expect_matches_cpu(m, {{"a", random_tensor(LOOM_DTYPE_FLOAT32, a, 1)}}, options);
 }
 

@@ -26,24 +26,9 @@ TEST(VulkanGemm, TransposesBiasShapesAndScales) {
       {1, 1, 1, false, false, {}, 3, 1},
   };
   for (const GemmCase& g : cases) {
-    ModelBuilder m;
-    std::vector<int64_t> as =
-        g.ta ? std::vector<int64_t>{g.k, g.m} : std::vector<int64_t>{g.m, g.k};
-    std::vector<int64_t> bs =
-        g.tb ? std::vector<int64_t>{g.n, g.k} : std::vector<int64_t>{g.k, g.n};
-    m.input("a", LOOM_DTYPE_FLOAT32, as);
-    m.initializer("b", f32(bs, 2));
-    std::vector<std::string> in = {"a", "b"};
-    if (!g.c.empty()) {
-      m.initializer("c", f32(g.c, 3));
-      in.push_back("c");
-    }
-    m.node("Gemm", in, {"y"})
-        .i("transA", g.ta)
-        .i("transB", g.tb)
-        .f("alpha", g.alpha)
-        .f("beta", g.beta);
-    m.output("y");
+    GemmShape shape{g.m, g.k, g.n, g.ta, g.tb, g.alpha, g.beta, g.c};
+    ModelBuilder m = gemm_model(shape);
+    std::vector<int64_t> as = gemm_input_shape(shape);
     SCOPED_TRACE(std::to_string(g.m) + "x" + std::to_string(g.k) + "x" + std::to_string(g.n));
     expect_matches_cpu(m, {{"a", f32(as, 1)}}, on_vulkan());
   }
