@@ -6,6 +6,7 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <loom/loom.hpp>
@@ -421,6 +422,112 @@ std::vector<Tensor> run_model(loom_runtime_t* runtime, const std::filesystem::pa
   model.reset();
 
   return run_session(session.get(), num_outputs, inputs);
+}
+
+void expect_outputs_match(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(compare(got[i], want[i]), "") << "output " << i;
+}
+
+ModelHandle load_model(loom_runtime_t* runtime, const std::filesystem::path& path) {
+  loom_model_t* raw = nullptr;
+  loom::check(loom_model_load(runtime, path.string().c_str(), &raw));
+  return ModelHandle(raw, loom_model_free);
+}
+
+std::vector<Tensor> TestSession::run(const std::vector<std::pair<std::string, Tensor>>& inputs) {
+  return run_session(handle.get(), num_outputs, inputs);
+}
+
+long long TestSession::plan_number(const std::string& field) {
+  char* json = nullptr;
+  loom::check(loom_session_plan_json(handle.get(), &json));
+  std::string text = json;
+  loom_string_free(json);
+  const std::string key = "\"" + field + "\":";
+  size_t at = text.find(key);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << field << " is not in the plan: " << text;
+    return -1;
+  }
+  return std::atoll(text.c_str() + at + key.size());
+}
+
+TestSession open_session(loom_runtime_t* runtime, loom_model_t* model, const char* devices,
+                         const char* placements, const char* device_options) {
+  loom_session_options_t o{};
+  o.struct_size = sizeof o;
+  o.devices = devices;
+  o.placements = placements;
+  o.device_options = device_options;
+  loom_session_t* raw = nullptr;
+  loom::check(loom_session_create(runtime, model, &o, &raw));
+  TestSession s;
+  s.handle.reset(raw);
+  s.num_outputs = loom_model_num_outputs(model);
+  return s;
+}
+
+namespace {
+
+ModelBuilder released_weights_model(int64_t batch) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {batch, 4, 10, 10});
+  m.initializer("w1", random_tensor(LOOM_DTYPE_FLOAT32, {8, 4, 3, 3}, 1, -0.3, 0.6));
+  m.initializer("b1", random_tensor(LOOM_DTYPE_FLOAT32, {8}, 2));
+  m.initializer("w2", random_tensor(LOOM_DTYPE_FLOAT32, {6, 8, 1, 1}, 3, -0.3, 0.6));
+  m.initializer("k", random_tensor(LOOM_DTYPE_FLOAT32, {3}, 4));
+  m.node("Conv", {"x", "w1", "b1"}, {"c1"}).ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"c1"}, {"r"});
+  m.node("Conv", {"r", "w2"}, {"y"});
+  m.output("y");
+  m.output("k");
+  return m;
+}
+
+std::vector<std::pair<std::string, Tensor>> released_weights_inputs(int64_t batch) {
+  return {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {batch, 4, 10, 10}, 5)}};
+}
+
+const loom::Runtime& released_weights_runtime() {
+  static const loom::Runtime runtime({plugin_dir()}, /*default_paths=*/false);
+  return runtime;
+}
+
+}  // namespace
+
+void expect_copied_weights_released(const std::string& devices) {
+  const auto path = released_weights_model(1).save();
+  const loom::Runtime& runtime = released_weights_runtime();
+  ModelHandle model = load_model(runtime.get(), path);
+  TestSession reference = open_session(runtime.get(), model.get(), "cpu");
+  const std::vector<Tensor> want = reference.run(released_weights_inputs(1));
+  TestSession first = open_session(runtime.get(), model.get(), devices.c_str());
+  TestSession second = open_session(runtime.get(), model.get(), devices.c_str());
+  model.reset();
+  for (int run = 0; run < 3; ++run)
+    expect_outputs_match(first.run(released_weights_inputs(1)), want);
+  // w1, b1 and w2; not `k`, a graph output.
+  EXPECT_EQ(first.plan_number("constants_released"), 3);
+  EXPECT_EQ(first.plan_number("constant_bytes_released"), (8 * 4 * 9 + 8 + 6 * 8) * 4);
+  expect_outputs_match(second.run(released_weights_inputs(1)), want);
+  std::filesystem::remove(path);
+}
+
+void expect_recompiling_session_keeps_weights(const std::string& devices) {
+  const auto path = released_weights_model(-1).save();
+  const loom::Runtime& runtime = released_weights_runtime();
+  ModelHandle model = load_model(runtime.get(), path);
+  TestSession reference = open_session(runtime.get(), model.get(), "cpu");
+  TestSession session = open_session(runtime.get(), model.get(), devices.c_str());
+  model.reset();
+  for (int64_t batch : {1, 2, 1}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    expect_outputs_match(session.run(released_weights_inputs(batch)),
+                         reference.run(released_weights_inputs(batch)));
+  }
+  EXPECT_EQ(session.plan_number("constants_released"), 0);
+  std::filesystem::remove(path);
 }
 
 std::vector<Tensor> run_session(loom_session_t* session, size_t num_outputs,

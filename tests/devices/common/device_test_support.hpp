@@ -119,6 +119,33 @@ std::vector<Tensor> run_model(loom_runtime_t* runtime, const std::filesystem::pa
 std::vector<Tensor> run_session(loom_session_t* session, size_t num_outputs,
                                 const std::vector<std::pair<std::string, Tensor>>& inputs);
 
+// A model handle and a session of the caller's runtime, for tests that run a session more than
+// once or read its plan.
+using ModelHandle = std::unique_ptr<loom_model_t, void (*)(loom_model_t*)>;
+ModelHandle load_model(loom_runtime_t* runtime, const std::filesystem::path& path);
+struct TestSession {
+  std::unique_ptr<loom_session_t, void (*)(loom_session_t*)> handle{nullptr, loom_session_destroy};
+  size_t num_outputs = 0;
+
+  std::vector<Tensor> run(const std::vector<std::pair<std::string, Tensor>>& inputs);
+  // A number field of the plan JSON ("constants_released", ...); a test failure and -1 when
+  // the plan has no such field.
+  long long plan_number(const std::string& field);
+};
+// `placements` as loom_session_options_t::placements ("node=device;..."), `device_options` as
+// RunOptions::device_options.
+TestSession open_session(loom_runtime_t* runtime, loom_model_t* model, const char* devices,
+                         const char* placements = "", const char* device_options = "");
+
+// For devices that copy their weights at compile (plugin ABI 1.3's constant_copied): a Conv ->
+// Relu -> Conv model, with a constant also handed out as a graph output, runs on `devices`
+// three times matching cpu; the session reports its three weights released (the output
+// constant stays), and a second session from the same model handle still runs.
+void expect_copied_weights_released(const std::string& devices);
+// The same model with a symbolic batch, run at batches 1, 2, 1: it compiles again, so no
+// weight is released and every run matches cpu.
+void expect_recompiling_session_keeps_weights(const std::string& devices);
+
 // Runs the model once (the core compiles at the first run) on a runtime of its own whose debug
 // log is captured, and returns the messages whose source is `source` (a device's name), for
 // tests that read what a device planned from its log.
@@ -142,6 +169,9 @@ Tolerance reduced_precision_tolerance(loom_dtype_t storage);
 // the first mismatches (index, both values) for the test failure message.
 std::string compare(const Tensor& actual, const Tensor& expected, Tolerance tolerance);
 std::string compare(const Tensor& actual, const Tensor& expected);  // default_tolerance
+
+// EXPECTs each of `got` to match the same output of `want` (default tolerances).
+void expect_outputs_match(const std::vector<Tensor>& got, const std::vector<Tensor>& want);
 
 // Runs `model` on options.devices and on cpu and EXPECTs every output to match (gtest).
 // Returns the device's outputs for further checks.

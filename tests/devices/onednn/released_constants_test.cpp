@@ -23,44 +23,6 @@ const loom::Runtime& test_runtime() {
   return runtime;
 }
 
-struct Session {
-  std::unique_ptr<loom_session_t, void (*)(loom_session_t*)> handle{nullptr, loom_session_destroy};
-  size_t num_outputs = 0;
-
-  std::vector<Tensor> run(const Inputs& inputs) {
-    return run_session(handle.get(), num_outputs, inputs);
-  }
-
-  // A number field of the plan JSON ("constants_released", ...).
-  long long plan_number(const std::string& field) {
-    char* json = nullptr;
-    loom::check(loom_session_plan_json(handle.get(), &json));
-    std::string text = json;
-    loom_string_free(json);
-    const std::string key = "\"" + field + "\":";
-    size_t at = text.find(key);
-    if (at == std::string::npos) {
-      ADD_FAILURE() << field << " is not in the plan: " << text;
-      return -1;
-    }
-    return std::atoll(text.c_str() + at + key.size());
-  }
-};
-
-Session open_session(loom_runtime_t* runtime, loom_model_t* model, const char* devices,
-                     const char* placements = "") {
-  loom_session_options_t o{};
-  o.struct_size = sizeof o;
-  o.devices = devices;
-  o.placements = placements;
-  loom_session_t* raw = nullptr;
-  loom::check(loom_session_create(runtime, model, &o, &raw));
-  Session s;
-  s.handle.reset(raw);
-  s.num_outputs = loom_model_num_outputs(model);
-  return s;
-}
-
 // Two convolutions on onednn, and a constant `shared` that an onednn Add and a cpu Add (pinned
 // there) both read.
 ModelBuilder conv_model(std::vector<int64_t> x_dims) {
@@ -86,19 +48,6 @@ Inputs conv_inputs(int64_t batch) {
           {"z", random_tensor(LOOM_DTYPE_FLOAT32, {1, 8, 1, 1}, 6)}};
 }
 
-void expect_same(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(compare(got[i], want[i]), "") << "output " << i;
-}
-
-using ModelHandle = std::unique_ptr<loom_model_t, void (*)(loom_model_t*)>;
-
-ModelHandle load(const loom::Runtime& runtime, const std::filesystem::path& path) {
-  loom_model_t* raw = nullptr;
-  loom::check(loom_model_load(runtime.get(), path.string().c_str(), &raw));
-  return ModelHandle(raw, loom_model_free);
-}
-
 // The session is the only owner of the weights when it compiles (its first run), so the bytes
 // it releases are freed during compile: under AddressSanitizer, any later read of them by the
 // device, while compiling or running, is an error.
@@ -108,15 +57,15 @@ TEST(OnednnReleasedConstants, CopiedWeightsAreFreedOnceAndAnswersStay) {
   const Inputs inputs = conv_inputs(1);
   std::vector<Tensor> want;
   {
-    ModelHandle model = load(runtime, path);
-    Session reference = open_session(runtime.get(), model.get(), "cpu");
+    ModelHandle model = load_model(runtime.get(), path);
+    TestSession reference = open_session(runtime.get(), model.get(), "cpu");
     want = reference.run(inputs);
     EXPECT_EQ(reference.plan_number("constants_released"), 0);
   }
-  ModelHandle model = load(runtime, path);
-  Session fast = open_session(runtime.get(), model.get(), "onednn,cpu", "cpu_add=cpu");
+  ModelHandle model = load_model(runtime.get(), path);
+  TestSession fast = open_session(runtime.get(), model.get(), "onednn,cpu", "cpu_add=cpu");
   model.reset();
-  for (int run = 0; run < 3; ++run) expect_same(fast.run(inputs), want);
+  for (int run = 0; run < 3; ++run) expect_outputs_match(fast.run(inputs), want);
   // w1, b1 and w2; `shared` stays for the cpu Add.
   EXPECT_EQ(fast.plan_number("constants_released"), 3);
   EXPECT_EQ(fast.plan_number("constant_bytes_released"), (8 * 4 * 9 + 8 + 8 * 8) * 4);
@@ -127,16 +76,16 @@ TEST(OnednnReleasedConstants, TheApplicationsModelStaysWhole) {
   const auto path = conv_model({1, 4, 12, 12}).save();
   const loom::Runtime& runtime = test_runtime();
   const Inputs inputs = conv_inputs(1);
-  ModelHandle model = load(runtime, path);
-  Session reference = open_session(runtime.get(), model.get(), "cpu");
+  ModelHandle model = load_model(runtime.get(), path);
+  TestSession reference = open_session(runtime.get(), model.get(), "cpu");
   const std::vector<Tensor> want = reference.run(inputs);
-  Session first = open_session(runtime.get(), model.get(), "onednn,cpu", "cpu_add=cpu");
-  expect_same(first.run(inputs), want);
+  TestSession first = open_session(runtime.get(), model.get(), "onednn,cpu", "cpu_add=cpu");
+  expect_outputs_match(first.run(inputs), want);
   EXPECT_EQ(first.plan_number("constants_released"), 3);
   // Another session compiles from the same model after the first released its weights.
-  Session second = open_session(runtime.get(), model.get(), "onednn,cpu", "cpu_add=cpu");
-  expect_same(second.run(inputs), want);
-  expect_same(first.run(inputs), want);
+  TestSession second = open_session(runtime.get(), model.get(), "onednn,cpu", "cpu_add=cpu");
+  expect_outputs_match(second.run(inputs), want);
+  expect_outputs_match(first.run(inputs), want);
   std::filesystem::remove(path);
 }
 
@@ -144,13 +93,13 @@ TEST(OnednnReleasedConstants, SessionsThatMayCompileAgainKeepTheirWeights) {
   // A symbolic batch: each new batch size compiles again and needs the weights.
   const auto path = conv_model({-1, 4, 12, 12}).save();
   const loom::Runtime& runtime = test_runtime();
-  ModelHandle model = load(runtime, path);
-  Session reference = open_session(runtime.get(), model.get(), "cpu");
-  Session fast = open_session(runtime.get(), model.get(), "onednn,cpu", "cpu_add=cpu");
+  ModelHandle model = load_model(runtime.get(), path);
+  TestSession reference = open_session(runtime.get(), model.get(), "cpu");
+  TestSession fast = open_session(runtime.get(), model.get(), "onednn,cpu", "cpu_add=cpu");
   model.reset();
   for (int64_t batch : {1, 3, 1}) {
     SCOPED_TRACE("batch " + std::to_string(batch));
-    expect_same(fast.run(conv_inputs(batch)), reference.run(conv_inputs(batch)));
+    expect_outputs_match(fast.run(conv_inputs(batch)), reference.run(conv_inputs(batch)));
   }
   EXPECT_EQ(fast.plan_number("constants_released"), 0);
   std::filesystem::remove(path);

@@ -137,6 +137,7 @@ Executable::Executable(Device& device, const loom_graph_t& graph, size_t arena_s
       v.storage = Storage::Constant;
       v.host_data = info->data;
       v.host_size = info->data_size;
+      v.graph_constant = true;
     }
   }
   for (size_t i = 0; i < graph.num_inputs; ++i) {
@@ -245,6 +246,21 @@ Value& Executable::value(int id) {
   if (id < 0 || static_cast<size_t>(id) >= values_.size())
     sdk::fail(LOOM_ERROR_INTERNAL, "opencl: value id " + std::to_string(id) + " out of range");
   return values_[static_cast<size_t>(id)];
+}
+
+std::vector<int> Executable::release_uploaded_constants() {
+  std::vector<bool> is_output(values_.size(), false);
+  for (int id : outputs_) is_output[static_cast<size_t>(id)] = true;
+  std::vector<int> released;
+  for (size_t id = 0; id < values_.size(); ++id) {
+    Value& v = values_[id];
+    if (v.storage != Storage::Constant || !v.graph_constant || !v.needed_on_device || is_output[id])
+      continue;
+    v.host_data = nullptr;
+    v.host_size = 0;
+    released.push_back(static_cast<int>(id));
+  }
+  return released;
 }
 
 int Executable::add_constant(loom_dtype_t dtype, std::vector<int64_t> shape,

@@ -41,6 +41,7 @@ struct Value {
   const void* host_data = nullptr;  // Constant: graph-owned or in owned_constants_
   size_t host_size = 0;
   bool needed_on_device = false;      // Constant: referenced by a kernel
+  bool graph_constant = false;        // Constant: host_data is the graph's (core-owned) bytes
   int first_use = -1, last_use = -1;  // lowered ops (nodes) whose kernels reference it
   size_t bytes() const { return static_cast<size_t>(elements) * elem_size; }
 };
@@ -96,6 +97,10 @@ class Executable {
   // than the plan assumed, so the executable plans its arena over the lowered ops itself.
   Executable(Device& device, const loom_graph_t& graph, size_t arena_size);
   void run(const loom_run_args_t& args);
+  // The graph constants now held only in the device's constants buffer (uploaded at compile,
+  // not graph outputs, whose run() reads the host bytes): their host pointers are dropped and
+  // their ids returned, for ABI 1.3's constant_copied. Call once, after construction.
+  std::vector<int> release_uploaded_constants();
 
   // ---- for the lowerings (valid during compile) ----
   Device& device() { return device_; }

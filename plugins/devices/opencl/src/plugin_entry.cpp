@@ -169,6 +169,10 @@ loom_status_t* compile(loom_device_t* device, const loom_compile_args_t* args,
       sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "opencl compile: missing device, args, graph or out");
     auto exe = std::make_unique<loom_executable_t>();
     exe->impl = std::make_unique<Executable>(*device->impl, *args->graph, args->arena_size);
+    // Weights live on in the device's constants buffer: the core may free its bytes.
+    if (LOOM_HAS_MEMBER(args, loom_compile_args_t, host_user) && args->constant_copied)
+      for (int id : exe->impl->release_uploaded_constants())
+        args->constant_copied(args->host_user, id);
     *out = exe.release();
   });
 }

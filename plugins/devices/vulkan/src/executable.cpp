@@ -292,6 +292,15 @@ Executable::Executable(Context& context, const loom_graph_t& graph, size_t arena
   }
 }
 
+std::vector<int> Executable::uploaded_constants() const {
+  std::vector<int> ids;
+  for (size_t id = 0; id < graph_.num_values; ++id)
+    if ((graph_.values[id]->flags & LOOM_VALUE_CONSTANT) && values_[id].id >= 0 &&
+        values_[id].loc.region == Region::kConstants)
+      ids.push_back(static_cast<int>(id));
+  return ids;
+}
+
 Executable::~Executable() {
   release();
 }

@@ -25,6 +25,9 @@ class Executable {
   // Copies the inputs in, replays the recorded command buffer, allocates the outputs (with the
   // device's buffers) and copies the results out.
   void run(std::span<const loom_tensor_t> inputs, std::span<loom_tensor_t> outputs);
+  // The graph constants copied into the constants buffer at compile: run() never reads their
+  // host bytes, so the core may free them (ABI 1.3's constant_copied).
+  std::vector<int> uploaded_constants() const;
 
   struct Step;  // a dispatch or a copy (executable.cpp)
 

@@ -175,6 +175,9 @@ loom_status_t* compile(loom_device_t* device, const loom_compile_args_t* args,
     double ms = pipelines.creation_ms();
     auto exe = std::make_unique<loom_executable_t>();
     exe->impl = std::make_unique<Executable>(*device->context, *args->graph, args->arena_size);
+    // Weights live on in the device's constants buffer: the core may free its bytes.
+    if (LOOM_HAS_MEMBER(args, loom_compile_args_t, host_user) && args->constant_copied)
+      for (int id : exe->impl->uploaded_constants()) args->constant_copied(args->host_user, id);
     size_t new_pipelines = pipelines.created() - created;
     if (new_pipelines) {
       pipelines.save();

@@ -1,0 +1,22 @@
+// Weights the opencl device uploads at compile are handed back to the core (plugin ABI 1.3's
+// constant_copied), which frees its bytes: a session then holds each weight once, on the device
+// (device_test_support's expect_copied_weights_released tells what is checked).
+#include <gtest/gtest.h>
+
+#include "opencl_test_support.hpp"
+
+namespace loom::device_testing {
+namespace {
+
+TEST(OpenclReleasedConstants, UploadedWeightsAreFreedAndAnswersStay) {
+  LOOM_REQUIRE_OPENCL();
+  expect_copied_weights_released("opencl");
+}
+
+TEST(OpenclReleasedConstants, SessionsThatMayCompileAgainKeepTheirWeights) {
+  LOOM_REQUIRE_OPENCL();
+  expect_recompiling_session_keeps_weights("opencl");
+}
+
+}  // namespace
+}  // namespace loom::device_testing

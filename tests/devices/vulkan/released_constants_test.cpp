@@ -1,0 +1,22 @@
+// Weights the vulkan device uploads at compile are handed back to the core (plugin ABI 1.3's
+// constant_copied), which frees its bytes: a session then holds each weight once, on the device
+// (device_test_support's expect_copied_weights_released tells what is checked).
+#include <gtest/gtest.h>
+
+#include "vulkan_test_support.hpp"
+
+namespace loom::device_testing {
+namespace {
+
+TEST(VulkanReleasedConstants, UploadedWeightsAreFreedAndAnswersStay) {
+  LOOM_SKIP_WITHOUT_VULKAN();
+  expect_copied_weights_released("vulkan");
+}
+
+TEST(VulkanReleasedConstants, SessionsThatMayCompileAgainKeepTheirWeights) {
+  LOOM_SKIP_WITHOUT_VULKAN();
+  expect_recompiling_session_keeps_weights("vulkan");
+}
+
+}  // namespace
+}  // namespace loom::device_testing
