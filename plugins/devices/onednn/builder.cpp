@@ -418,7 +418,13 @@ std::vector<std::pair<int, int>> Builder::append_post_ops(const std::vector<Fusi
         break;
       case FusionCandidate::Kind::kBinary: {
         const IrValue& o = g_.value(f.operand);
+        // An operand of higher rank than the destination (a product computed in 2-D,
+        // ops_matmul.cpp) is seen with its leading axes folded into one.
         std::vector<int64_t> padded = pad_rank(o.dims, static_cast<size_t>(dst_rank));
+        while (padded.size() > static_cast<size_t>(dst_rank)) {
+          padded[1] *= padded[0];
+          padded.erase(padded.begin());
+        }
         int s;
         if (static_cast<int>(o.dims.size()) == dst_rank && !o.constant()) {
           s = slot_of(f.operand);
