@@ -493,6 +493,17 @@ void Builder::bind_outputs() {
     bool direct = slot.root == s && slot.kind == SlotKind::kInternal && !is_taken(s) &&
                   is_plain(md) && md.data_type() == dt::f32 && !v.dims.empty() &&
                   md.dims() == dnnl::memory::dims(v.dims.begin(), v.dims.end());
+    if (!direct && slot.root != s && is_plain(md) && md.data_type() == dt::f32 &&
+        md.dims() == dnnl::memory::dims(v.dims.begin(), v.dims.end())) {
+      // A plain view of all of an internal buffer's plain bytes (a product computed in 2-D,
+      // ops_matmul.cpp): the buffer itself becomes the output, with no copy.
+      const Slot& root = program_->slots[slot.root];
+      if (root.kind == SlotKind::kInternal && !is_taken(slot.root) && is_plain(root.md) &&
+          root.md.data_type() == dt::f32 && root.md.get_size() == md.get_size()) {
+        s = slot.root;
+        direct = true;
+      }
+    }
     if (!direct) {
       dnnl::memory::desc out_md = plain_md(v.dims, dt::f32);
       if (md.dims() != out_md.dims()) {
