@@ -128,6 +128,45 @@ TEST(OnednnGemm, FollowedByTanh) {
   check_unary_model(m, {3, 16});
 }
 
+// The steps the onednn device compiled `m` into (verbose=1), without the memory summary.
+std::vector<std::string> compiled_steps(const ModelBuilder& m,
+                                        const std::vector<std::pair<std::string, Tensor>>& inputs) {
+  std::vector<std::string> steps;
+  for (const std::string& line :
+       run_model_capturing_log(m, inputs, onednn_only("verbose=1"), "onednn"))
+    if (line.rfind("memory:", 0) != 0) steps.push_back(line);
+  return steps;
+}
+
+// x (dims `x_dims`, last axis K) times a constant [K, n] matrix, then (when `activated`) a bias
+// Add and a Relu, then the Add of a `residual` input: the model and its inputs.
+struct ResidualMatmul {
+  ModelBuilder model;
+  std::vector<std::pair<std::string, Tensor>> inputs;
+};
+ResidualMatmul residual_matmul(const std::vector<int64_t>& x_dims,
+                               const std::vector<int64_t>& residual_dims, int64_t n,
+                               bool activated) {
+  ResidualMatmul r;
+  ModelBuilder& m = r.model;
+  m.input("x", LOOM_DTYPE_FLOAT32, x_dims);
+  m.input("residual", LOOM_DTYPE_FLOAT32, residual_dims);
+  m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {x_dims.back(), n}, 2, -0.2, 0.4));
+  m.node("MatMul", {"x", "w"}, {"p"});
+  std::string product = "p";
+  if (activated) {
+    m.initializer("bias", random_tensor(LOOM_DTYPE_FLOAT32, {n}, 3));
+    m.node("Add", {"bias", "p"}, {"pb"});
+    m.node("Relu", {"pb"}, {"r"});
+    product = "r";
+  }
+  m.node("Add", {"residual", product}, {"y"});
+  m.output("y");
+  r.inputs = {{"x", random_tensor(LOOM_DTYPE_FLOAT32, x_dims, 1)},
+              {"residual", random_tensor(LOOM_DTYPE_FLOAT32, residual_dims, 4)}};
+  return r;
+}
+
 // [b.., M, K] x [K, N] runs as one [b..*M, K] x [K, N] product (ViT's attention projection is
 // [197, 1, 768] x [768, 2304]). A per-column bias, an activation and an Add of the result's
 // full shape (a residual) stay fused; an Add whose operand broadcasts along some of the collapsed
@@ -136,45 +175,20 @@ TEST(OnednnMatMul, BatchesOfRowsAgainstOneMatrix) {
   check_matmul({37, 1, 24}, {24, 40}, true);
   check_matmul({3, 5, 7, 16}, {16, 9}, false);
   check_matmul({4, 3, 16}, {1, 16, 9}, true);
-  ModelBuilder m;
-  m.input("x", LOOM_DTYPE_FLOAT32, {19, 1, 32});
-  m.input("residual", LOOM_DTYPE_FLOAT32, {19, 1, 48});
-  m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {32, 48}, 2, -0.2, 0.4));
-  m.initializer("bias", random_tensor(LOOM_DTYPE_FLOAT32, {48}, 3));
-  m.node("MatMul", {"x", "w"}, {"p"});
-  m.node("Add", {"bias", "p"}, {"pb"});
-  m.node("Relu", {"pb"}, {"r"});
-  m.node("Add", {"r", "residual"}, {"y"});
-  m.output("y");
-  std::vector<std::pair<std::string, Tensor>> inputs{
-      {"x", random_tensor(LOOM_DTYPE_FLOAT32, {19, 1, 32}, 1)},
-      {"residual", random_tensor(LOOM_DTYPE_FLOAT32, {19, 1, 48}, 4)}};
-  expect_matches_cpu(m, inputs, onednn_only());
-  std::vector<std::string> steps;
-  for (const std::string& line :
-       run_model_capturing_log(m, inputs, onednn_only("verbose=1"), "onednn"))
-    if (line.rfind("memory:", 0) != 0) steps.push_back(line);
+  ResidualMatmul fused = residual_matmul({19, 1, 32}, {19, 1, 48}, 48, true);
+  expect_matches_cpu(fused.model, fused.inputs, onednn_only());
+  std::vector<std::string> steps = compiled_steps(fused.model, fused.inputs);
   ASSERT_GE(steps.size(), 1u);
   EXPECT_EQ(steps[0].rfind("MatMul ", 0), 0u) << steps[0];
   EXPECT_NE(steps[0].find("3 fused"), std::string::npos) << steps[0];  // bias, Relu, residual
   for (const std::string& s : steps) EXPECT_NE(s.rfind("Add ", 0), 0u) << s;
 
   // The residual broadcasts along the batch axis: the Add runs after the product.
-  ModelBuilder b;
-  b.input("x", LOOM_DTYPE_FLOAT32, {4, 5, 32});
-  b.input("residual", LOOM_DTYPE_FLOAT32, {1, 5, 48});
-  b.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {32, 48}, 2, -0.2, 0.4));
-  b.node("MatMul", {"x", "w"}, {"p"});
-  b.node("Add", {"p", "residual"}, {"y"});
-  b.output("y");
-  std::vector<std::pair<std::string, Tensor>> b_inputs{
-      {"x", random_tensor(LOOM_DTYPE_FLOAT32, {4, 5, 32}, 1)},
-      {"residual", random_tensor(LOOM_DTYPE_FLOAT32, {1, 5, 48}, 4)}};
-  expect_matches_cpu(b, b_inputs, onednn_only());
+  ResidualMatmul broadcast = residual_matmul({4, 5, 32}, {1, 5, 48}, 48, false);
+  expect_matches_cpu(broadcast.model, broadcast.inputs, onednn_only());
   bool separate_add = false;
-  for (const std::string& line :
-       run_model_capturing_log(b, b_inputs, onednn_only("verbose=1"), "onednn"))
-    separate_add = separate_add || line.rfind("Add ", 0) == 0;
+  for (const std::string& s : compiled_steps(broadcast.model, broadcast.inputs))
+    separate_add = separate_add || s.rfind("Add ", 0) == 0;
   EXPECT_TRUE(separate_add);
 }
 
@@ -185,39 +199,14 @@ TEST(OnednnMatMul, BatchesOfRowsAgainstOneMatrix) {
 TEST(OnednnMatMul, BatchOfOneAgainstConstantMatrix) {
   for (int64_t n : {int64_t{1024}, int64_t{77}}) {
     SCOPED_TRACE("n " + std::to_string(n));
-    ModelBuilder m;
-    m.input("x", LOOM_DTYPE_FLOAT32, {1, 9, 64});
-    m.input("residual", LOOM_DTYPE_FLOAT32, {1, 9, n});
-    m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {64, n}, 2, -0.2, 0.4));
-    m.initializer("bias", random_tensor(LOOM_DTYPE_FLOAT32, {n}, 3));
-    m.node("MatMul", {"x", "w"}, {"p"});
-    m.node("Add", {"p", "bias"}, {"pb"});
-    m.node("Relu", {"pb"}, {"r"});
-    m.node("Add", {"residual", "r"}, {"y"});
-    m.output("y");
-    std::vector<std::pair<std::string, Tensor>> inputs{
-        {"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 9, 64}, 1)},
-        {"residual", random_tensor(LOOM_DTYPE_FLOAT32, {1, 9, n}, 4)}};
-    expect_matches_cpu(m, inputs, onednn_only());
-    std::vector<std::string> steps;
-    for (const std::string& line :
-         run_model_capturing_log(m, inputs, onednn_only("verbose=1"), "onednn"))
-      if (line.rfind("memory:", 0) != 0) steps.push_back(line);
+    ResidualMatmul r = residual_matmul({1, 9, 64}, {1, 9, n}, n, true);
+    expect_matches_cpu(r.model, r.inputs, onednn_only());
+    std::vector<std::string> steps = compiled_steps(r.model, r.inputs);
     // The 2-D result is the graph output's bytes: no copy into the output's shape.
     ASSERT_EQ(steps.size(), 1u) << steps.back();
     EXPECT_EQ(steps[0].rfind("MatMul ", 0), 0u) << steps[0];
     EXPECT_NE(steps[0].find("3 fused"), std::string::npos) << steps[0];
   }
-}
-
-// The steps the onednn device compiled `m` into (verbose=1), without the memory summary.
-std::vector<std::string> compiled_steps(const ModelBuilder& m,
-                                        const std::vector<std::pair<std::string, Tensor>>& inputs) {
-  std::vector<std::string> steps;
-  for (const std::string& line :
-       run_model_capturing_log(m, inputs, onednn_only("verbose=1"), "onednn"))
-    if (line.rfind("memory:", 0) != 0) steps.push_back(line);
-  return steps;
 }
 
 // BERT's attention: the per-head Transposes of Q, K and V are read by the MatMuls in place
