@@ -139,15 +139,13 @@ void emit_plan(Builder& bld, int node, MatmulPlan& p) {
       for (; keep < rest.size(); ++keep) {
         const FusionCandidate& f = rest[keep];
         if (f.kind == FusionCandidate::Kind::kEltwise) continue;
-        bool full = pad_rank(g.value(f.operand).dims, r) == out_dims;
+        std::vector<int64_t> od = pad_rank(g.value(f.operand).dims, r);
+        bool full = od == out_dims;
         if (f.kind == FusionCandidate::Kind::kSum && !(full && is_plain(bld.md_of(f.operand))))
           break;
-        if (f.kind == FusionCandidate::Kind::kBinary && !full) {
-          std::vector<int64_t> od = pad_rank(g.value(f.operand).dims, r);
-          bool per_column = true;
-          for (size_t i = 0; i + 1 < r; ++i) per_column &= od[i] == 1;
-          if (!per_column) break;
-        }
+        bool per_column = true;
+        for (size_t i = 0; i + 1 < r; ++i) per_column &= od[i] == 1;
+        if (f.kind == FusionCandidate::Kind::kBinary && !full && !per_column) break;
       }
       rest.resize(keep);
     }
