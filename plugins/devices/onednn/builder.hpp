@@ -37,6 +37,10 @@ struct DeviceOptions {
   // depthwise post-op) where oneDNN has a JIT kernel for the pair: the expanded tensor of
   // MobileNet-style blocks then stays in cache. "off" keeps them separate.
   bool dw_fusion = true;
+  // 3x3 depthwise convolutions in nChw16c with at most a clamp after them run the device's
+  // own kernel (depthwise3x3.hpp, AVX-512) rather than oneDNN's jit_dw: "onednn" keeps
+  // oneDNN's.
+  bool loom_depthwise = true;
   // Layout of 2D convolution activations: "auto" asks for nChw16c in f32 subgraphs that have
   // a Winograd candidate or a depthwise convolution and otherwise lets oneDNN choose (nhwc for
   // its brgconv kernels); "blocked" always asks for nChw16c (where the channels are a multiple
@@ -283,6 +287,14 @@ std::optional<DepthwiseFusion> fuse_depthwise(
     Builder& b, const std::vector<FusionCandidate>& cands, size_t fused, int conv_out,
     const std::function<dnnl::convolution_forward::primitive_desc(const dnnl::primitive_attr&)>&
         make);
+
+// The device's own 3x3 depthwise kernel in place of oneDNN's primitive `pd` for Conv `node`
+// whose post-ops are cands[0..fused) (ops_depthwise.cpp); false, with nothing emitted, where
+// it does not apply (see there).
+bool emit_depthwise3x3(Builder& b, int node, const dnnl::convolution_forward::primitive_desc& pd,
+                       const std::vector<FusionCandidate>& cands, size_t fused,
+                       const dnnl::memory::dims& strides, const dnnl::memory::dims& dilations,
+                       const dnnl::memory::dims& pad_l, const dnnl::memory::dims& pad_r);
 
 // Op emitters, one family per file.
 void emit_conv(Builder& b, int node);           // ops_conv.cpp: Conv, ConvTranspose

@@ -195,6 +195,10 @@ void emit_convolution(Builder& b, int node) {
       },
       post_args);
 
+  if (post_args.empty() && emit_depthwise3x3(b, node, pd, cands, fused, geo.strides, geo.dilations,
+                                             geo.pad_l, geo.pad_r))
+    return;
+
   // Winograd for wide 3x3/stride 1 layers (see DeviceOptions::winograd), with the same
   // post-ops and layouts.
   auto mode = b.options().winograd;

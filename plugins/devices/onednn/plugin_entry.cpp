@@ -94,7 +94,7 @@ void fill_info(const std::string& description, loom_device_info_t* out) {
 }
 
 // threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, dw_fusion=auto|off,
-// conv_layout=auto|blocked|any, huge_pages=auto|off, verbose=1 (see
+// depthwise=loom|onednn, conv_layout=auto|blocked|any, huge_pages=auto|off, verbose=1 (see
 // sdk::device_options: "onednn.KEY=VALUE" addresses this device only).
 DeviceOptions parse_options(const char* options, int threads) {
   DeviceOptions o;
@@ -137,6 +137,11 @@ DeviceOptions parse_options(const char* options, int threads) {
         sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
                   "onednn device: dw_fusion='" + value + "' (use auto or off)");
       o.dw_fusion = value == "auto";
+    } else if (key == "depthwise") {
+      if (value != "loom" && value != "onednn")
+        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
+                  "onednn device: depthwise='" + value + "' (use loom or onednn)");
+      o.loom_depthwise = value == "loom";
     } else if (key == "conv_layout") {
       if (value != "auto" && value != "blocked" && value != "any")
         sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
@@ -156,7 +161,8 @@ DeviceOptions parse_options(const char* options, int threads) {
                 sdk::unknown_option_message(
                     "onednn", key,
                     "threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, "
-                    "dw_fusion=auto|off, conv_layout=auto|blocked|any, huge_pages=auto|off, "
+                    "dw_fusion=auto|off, depthwise=loom|onednn, conv_layout=auto|blocked|any, "
+                    "huge_pages=auto|off, "
                     "verbose=1"));
     }
   }

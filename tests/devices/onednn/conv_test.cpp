@@ -61,6 +61,84 @@ TEST(OnednnConv, Depthwise) {
               .pads = {1, 1, 1, 1},
               .group = 32});
 }
+// The device's own 3x3 depthwise kernel (depthwise3x3.hpp) takes a depthwise Conv whose layouts
+// are nChw16c (channels a multiple of 16) and after which comes at most one clamp; other
+// activations, binary post-ops, other channel counts and larger pads keep oneDNN's jit_dw.
+// Both settings of the `depthwise` option must match the cpu device.
+struct DepthwiseCase {
+  int64_t batch = 1, channels = 0, size = 0, stride = 1, pad = 1;
+  // Relu, Clip (0..6), LeakyRelu, Mul (by a per-channel constant: a binary post-op), or Add
+  // (the convolution reads Relu(x) and its output is added to that: a separate Add, since the
+  // convolution reads the buffer a sum post-op would write).
+  std::string activation = "";
+  bool device_kernel = false;  // expected to run on the device's kernel (with AVX-512)
+};
+
+void check_depthwise_kernel(const DepthwiseCase& c) {
+  SCOPED_TRACE(std::to_string(c.channels) + " channels " + std::to_string(c.size) + " stride " +
+               std::to_string(c.stride) + " pad " + std::to_string(c.pad) + " " + c.activation);
+  ModelBuilder m;
+  std::vector<int64_t> shape{c.batch, c.channels, c.size, c.size + 3};
+  m.input("x", LOOM_DTYPE_FLOAT32, shape);
+  m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {c.channels, 1, 3, 3}, 2));
+  m.initializer("b", random_tensor(LOOM_DTYPE_FLOAT32, {c.channels}, 3));
+  std::string out = c.activation.empty() ? "y" : "d";
+  std::string in = "x";
+  if (c.activation == "Add") {
+    m.node("Relu", {"x"}, {"r"});
+    in = "r";
+  }
+  m.node("Conv", {in, "w", "b"}, {out})
+      .i("group", c.channels)
+      .ints("strides", {c.stride, c.stride})
+      .ints("pads", {c.pad, c.pad, c.pad, c.pad});
+  if (c.activation == "Clip") {
+    m.initializer("lo", float_tensor({}, {0.f}));
+    m.initializer("hi", float_tensor({}, {6.f}));
+    m.node("Clip", {"d", "lo", "hi"}, {"y"});
+  } else if (c.activation == "LeakyRelu") {
+    m.node("LeakyRelu", {"d"}, {"y"}).f("alpha", 0.1f);
+  } else if (c.activation == "Add") {
+    m.node("Add", {"d", "r"}, {"y"});
+  } else if (c.activation == "Mul") {
+    m.initializer("s", random_tensor(LOOM_DTYPE_FLOAT32, {1, c.channels, 1, 1}, 4));
+    m.node("Mul", {"d", "s"}, {"y"});
+  } else if (!c.activation.empty()) {
+    m.node(c.activation, {"d"}, {"y"});
+  }
+  m.output("y");
+  for (const char* options : {"depthwise=loom", "depthwise=onednn"}) {
+    SCOPED_TRACE(options);
+    check_unary_model(m, shape, 1, options);
+    bool used = false;
+    for (const std::string& step :
+         compiled_steps(m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, shape, 1)}}, options))
+      used = used || step.find("loom depthwise3x3") != std::string::npos;
+    bool avx512 = false;
+#if defined(__x86_64__)
+    avx512 = __builtin_cpu_supports("avx512f");
+#endif
+    EXPECT_EQ(used, c.device_kernel && avx512 && std::string(options) == "depthwise=loom");
+  }
+}
+
+TEST(OnednnConv, DepthwiseKernelOfTheDevice) {
+  check_depthwise_kernel({.channels = 32, .size = 28, .activation = "Clip", .device_kernel = true});
+  check_depthwise_kernel({.batch = 2,
+                          .channels = 48,
+                          .size = 9,
+                          .stride = 2,
+                          .activation = "Relu",
+                          .device_kernel = true});
+  check_depthwise_kernel({.channels = 64, .size = 5, .device_kernel = true});
+  check_depthwise_kernel({.channels = 16, .size = 12, .pad = 0, .device_kernel = true});
+  check_depthwise_kernel({.channels = 32, .size = 12, .stride = 2, .activation = "LeakyRelu"});
+  check_depthwise_kernel({.channels = 24, .size = 10, .activation = "Clip"});
+  check_depthwise_kernel({.channels = 16, .size = 10, .pad = 2});
+  check_depthwise_kernel({.channels = 32, .size = 8, .activation = "Mul"});
+  check_depthwise_kernel({.channels = 32, .size = 8, .activation = "Add", .device_kernel = true});
+}
+
 TEST(OnednnConv, Pointwise) {
   check_conv({.x = {1, 64, 7, 7}, .w = {40, 64, 1, 1}});
 }

@@ -50,8 +50,9 @@ TEST(OnednnDevice, RepeatedRunsGiveIdenticalResults) {
 TEST(OnednnDevice, UnknownOptionIsAClearError) {
   std::filesystem::path path = small_network().save();
   Tensor x = random_tensor(LOOM_DTYPE_FLOAT32, {1, 3, 32, 32}, 9);
-  for (const char* options : {"colour=blue", "precision=f8", "threads=many", "winograd=maybe",
-                              "dw_fusion=yes", "conv_layout=nchw", "huge_pages=on"}) {
+  for (const char* options :
+       {"colour=blue", "precision=f8", "threads=many", "winograd=maybe", "dw_fusion=yes",
+        "depthwise=fast", "conv_layout=nchw", "huge_pages=on"}) {
     try {
       run_model(path, {{"x", x}}, onednn_only(options));
       ADD_FAILURE() << "option '" << options << "' was accepted";

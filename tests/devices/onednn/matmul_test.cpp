@@ -128,16 +128,6 @@ TEST(OnednnGemm, FollowedByTanh) {
   check_unary_model(m, {3, 16});
 }
 
-// The steps the onednn device compiled `m` into (verbose=1), without the memory summary.
-std::vector<std::string> compiled_steps(const ModelBuilder& m,
-                                        const std::vector<std::pair<std::string, Tensor>>& inputs) {
-  std::vector<std::string> steps;
-  for (const std::string& line :
-       run_model_capturing_log(m, inputs, onednn_only("verbose=1"), "onednn"))
-    if (line.rfind("memory:", 0) != 0) steps.push_back(line);
-  return steps;
-}
-
 // x (dims `x_dims`, last axis K) times a constant [K, n] matrix, then (when `activated`) a bias
 // Add and a Relu, then the Add of a `residual` input: the model and its inputs.
 struct ResidualMatmul {

@@ -33,6 +33,18 @@ inline void check_unary_model(const ModelBuilder& m, std::vector<int64_t> shape,
                      onednn_only(device_options), tolerance);
 }
 
+// The steps the onednn device compiled `m` into (verbose=1, with `device_options`), without the
+// memory summary.
+inline std::vector<std::string> compiled_steps(
+    const ModelBuilder& m, const std::vector<std::pair<std::string, Tensor>>& inputs,
+    const std::string& device_options = "") {
+  std::vector<std::string> steps;
+  std::string options = device_options.empty() ? "verbose=1" : device_options + ";verbose=1";
+  for (const std::string& line : run_model_capturing_log(m, inputs, onednn_only(options), "onednn"))
+    if (line.rfind("memory:", 0) != 0) steps.push_back(line);
+  return steps;
+}
+
 // A model with one float input "x" of `shape` that onednn must refuse: onednn alone fails with
 // an error naming `reason`; with `run_with_fallback`, onednn,cpu runs it (the node on cpu) and
 // matches cpu.
