@@ -117,46 +117,48 @@ __attribute__((target("avx512f"))) void block_rows(const Depthwise3x3Shape& s, c
   }
 }
 
+#endif
+
+// The same computation for one channel block, one lane at a time.
+void block_rows_generic(const Depthwise3x3Shape& s, const float* in, const float* taps,
+                        const float* bias, float lo, float hi, float* out, int64_t row_begin,
+                        int64_t row_end) {
+  for (int64_t oh = row_begin; oh < row_end; ++oh)
+    for (int64_t ow = 0; ow < s.out_width; ++ow)
+      for (int64_t lane = 0; lane < kDepthwiseBlock; ++lane) {
+        float acc = bias[lane];
+        for (int64_t kh = 0; kh < 3; ++kh)
+          for (int64_t kw = 0; kw < 3; ++kw) {
+            int64_t ih = oh * s.stride - s.pad_top + kh, iw = ow * s.stride - s.pad_left + kw;
+            if (ih < 0 || ih >= s.height || iw < 0 || iw >= s.width) continue;
+            acc += in[(ih * s.width + iw) * kDepthwiseBlock + lane] *
+                   taps[(kh * 3 + kw) * kDepthwiseBlock + lane];
+          }
+        out[(oh * s.out_width + ow) * kDepthwiseBlock + lane] =
+            acc != acc ? acc : std::min(hi, std::max(lo, acc));
+      }
+}
+
 // Output rows [row_begin, row_end) of the s.blocks channel blocks `src`/`dst` start at (one
 // image).
-void rows_avx512(const Depthwise3x3Shape& s, const float* src, const float* packed,
-                 const float* bias, float lo, float hi, float* dst, int64_t row_begin,
-                 int64_t row_end) {
+void rows(const Depthwise3x3Shape& s, const float* src, const float* packed, const float* bias,
+          float lo, float hi, float* dst, int64_t row_begin, int64_t row_end,
+          [[maybe_unused]] Depthwise3x3Kernel kernel) {
   for (int64_t b = 0; b < s.blocks; ++b) {
     const float* in = src + b * s.height * s.width * kDepthwiseBlock;
     float* out = dst + b * s.out_height * s.out_width * kDepthwiseBlock;
     const float* taps = packed + b * 9 * kDepthwiseBlock;
     const float* block_bias = bias + b * kDepthwiseBlock;
-    if (s.stride == 1)
-      block_rows<1>(s, in, taps, block_bias, lo, hi, out, row_begin, row_end);
-    else
-      block_rows<2>(s, in, taps, block_bias, lo, hi, out, row_begin, row_end);
-  }
-}
-
+#if defined(__x86_64__)
+    if (kernel == Depthwise3x3Kernel::kAvx512) {
+      if (s.stride == 1)
+        block_rows<1>(s, in, taps, block_bias, lo, hi, out, row_begin, row_end);
+      else
+        block_rows<2>(s, in, taps, block_bias, lo, hi, out, row_begin, row_end);
+      continue;
+    }
 #endif
-
-// The same computation, one lane at a time.
-void rows_generic(const Depthwise3x3Shape& s, const float* src, const float* packed,
-                  const float* bias, float lo, float hi, float* dst, int64_t row_begin,
-                  int64_t row_end) {
-  for (int64_t b = 0; b < s.blocks; ++b) {
-    const float* in = src + b * s.height * s.width * kDepthwiseBlock;
-    float* out = dst + b * s.out_height * s.out_width * kDepthwiseBlock;
-    for (int64_t oh = row_begin; oh < row_end; ++oh)
-      for (int64_t ow = 0; ow < s.out_width; ++ow)
-        for (int64_t lane = 0; lane < kDepthwiseBlock; ++lane) {
-          float acc = bias[b * kDepthwiseBlock + lane];
-          for (int64_t kh = 0; kh < 3; ++kh)
-            for (int64_t kw = 0; kw < 3; ++kw) {
-              int64_t ih = oh * s.stride - s.pad_top + kh, iw = ow * s.stride - s.pad_left + kw;
-              if (ih < 0 || ih >= s.height || iw < 0 || iw >= s.width) continue;
-              acc += in[(ih * s.width + iw) * kDepthwiseBlock + lane] *
-                     packed[(b * 9 + kh * 3 + kw) * kDepthwiseBlock + lane];
-            }
-          out[(oh * s.out_width + ow) * kDepthwiseBlock + lane] =
-              acc != acc ? acc : std::min(hi, std::max(lo, acc));
-        }
+    block_rows_generic(s, in, taps, block_bias, lo, hi, out, row_begin, row_end);
   }
 }
 
@@ -172,8 +174,7 @@ bool depthwise3x3_kernel_runs_here(Depthwise3x3Kernel kernel) {
 }
 
 void depthwise3x3(const Depthwise3x3Shape& shape, const float* src, const float* packed_weights,
-                  const float* bias, float lo, float hi, float* dst,
-                  [[maybe_unused]] Depthwise3x3Kernel kernel) {
+                  const float* bias, float lo, float hi, float* dst, Depthwise3x3Kernel kernel) {
   // Rows [row_begin, row_end) of `blocks` channel blocks of `image` from `first_block` on.
   auto run = [&](int64_t image, int64_t first_block, int64_t blocks, int64_t row_begin,
                  int64_t row_end) {
@@ -184,11 +185,7 @@ void depthwise3x3(const Depthwise3x3Shape& shape, const float* src, const float*
     float* out = dst + block * shape.out_height * shape.out_width * kDepthwiseBlock;
     const float* taps = packed_weights + first_block * 9 * kDepthwiseBlock;
     const float* block_bias = bias + first_block * kDepthwiseBlock;
-#if defined(__x86_64__)
-    if (kernel == Depthwise3x3Kernel::kAvx512)
-      return rows_avx512(part, in, taps, block_bias, lo, hi, out, row_begin, row_end);
-#endif
-    rows_generic(part, in, taps, block_bias, lo, hi, out, row_begin, row_end);
+    rows(part, in, taps, block_bias, lo, hi, out, row_begin, row_end, kernel);
   };
   // Each thread works where the convolution before it (oneDNN's 1x1) left its share of the
   // input in that core's cache: oneDNN splits a 1x1's rows between threads on large images

@@ -26,9 +26,10 @@ bool depthwise3x3_kernel_runs_here(Depthwise3x3Kernel kernel);
 // channels per tap.
 void pack_depthwise3x3_weights(const float* weights, int64_t channels, float* packed);
 
-// dst = clamp(conv(src) + bias, lo, hi) over nChw16c tensors; NaN passes the clamp. Rows are
-// split across the OpenMP team the way oneDNN's 1x1 convolutions split theirs (by rows), so
-// a layer between two 1x1 convolutions reads and writes in its own core's cache.
+// dst = clamp(conv(src) + bias, lo, hi) over nChw16c tensors; NaN passes the clamp. The work
+// is split across the OpenMP team the way oneDNN's 1x1 convolutions split theirs (rows on
+// large images, channel blocks on small ones), so a layer between two 1x1 convolutions reads
+// and writes in its own core's cache. `kernel` must run here (depthwise3x3_kernel_runs_here).
 void depthwise3x3(const Depthwise3x3Shape& shape, const float* src, const float* packed_weights,
                   const float* bias, float lo, float hi, float* dst,
                   Depthwise3x3Kernel kernel = Depthwise3x3Kernel::kAvx512);
