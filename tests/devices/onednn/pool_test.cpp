@@ -54,5 +54,45 @@ TEST(OnednnPool, GlobalPoolsAfterConv) {
   }
 }
 
+// ReduceMean/ReduceMax over every spatial axis run as a global pooling on the convolution's
+// blocked output (keepdims 1, and 0 through a plain copy); over other axes, the reduction
+// primitive. Channels a multiple of 16 and not, batch 2, 1D to 3D.
+TEST(OnednnPool, SpatialReduceMeanAndMaxAreGlobalPools) {
+  struct Case {
+    std::vector<int64_t> x;
+    std::string op;
+    std::vector<int64_t> axes;
+    int64_t keepdims;
+    bool pooled;
+  };
+  const Case cases[] = {
+      {{1, 16, 7, 7}, "ReduceMean", {2, 3}, 0, true},
+      {{2, 24, 5, 6}, "ReduceMean", {-1, -2}, 1, true},
+      {{2, 32, 9, 4}, "ReduceMax", {2, 3}, 0, true},
+      {{1, 16, 6}, "ReduceMean", {2}, 0, true},
+      {{1, 16, 3, 4, 5}, "ReduceMean", {2, 3, 4}, 1, true},
+      {{1, 16, 7, 7}, "ReduceMean", {3}, 1, false},
+      {{1, 16, 7, 7}, "ReduceMean", {1, 2, 3}, 0, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op + " rank " + std::to_string(c.x.size()) + " keepdims " +
+                 std::to_string(c.keepdims));
+    ModelBuilder m;
+    m.input("x", LOOM_DTYPE_FLOAT32, c.x);
+    std::vector<int64_t> w{c.x[1], c.x[1]};
+    w.resize(c.x.size(), 1);
+    m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, w, 2));
+    m.node("Conv", {"x", "w"}, {"c"});
+    m.node(c.op, {"c"}, {"y"}).ints("axes", c.axes).i("keepdims", c.keepdims);
+    m.output("y");
+    check_unary_model(m, c.x);
+    bool pooled = false;
+    for (const std::string& step :
+         compiled_steps(m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, c.x, 1)}}))
+      pooled = pooled || step.find("[pooling") != std::string::npos;
+    EXPECT_EQ(pooled, c.pooled);
+  }
+}
+
 }  // namespace
 }  // namespace loom::onednn_testing
