@@ -151,8 +151,17 @@ void emit_convolution(Builder& b, int node) {
     bool by_8 = b.block_width() == 8 || (ct == dt::f32 && blocks_of_8(b, x, xd, yd));
     tag block = by_8 ? tag::nChw8c : tag::nChw16c;
     int64_t width = by_8 ? 8 : 16;
-    if (xd[1] % width == 0) src_any = dnnl::memory::desc(xd, ct, block);
-    if (yd[1] % width == 0) dst_tag = block;
+    // Channel counts that are not a multiple of the block (MNASNet's 24, 40, 72, 120) are
+    // padded too, where oneDNN's JIT kernels take padded blocks (ungrouped or depthwise
+    // layers, at least a block wide): left to itself, oneDNN puts such a layer in nhwc, and
+    // its neighbours reorder to it and back (MNASNet: 0.16 ms for each 72-channel 56x56
+    // depthwise output; -9.5% end to end, 10 alternating pairs).
+    bool padded_ok = geo.group == 1 || (geo.group == xd[1] && geo.group == m);
+    auto blocked = [&](int64_t channels) {
+      return channels % width == 0 || (padded_ok && channels > width);
+    };
+    if (blocked(xd[1])) src_any = dnnl::memory::desc(xd, ct, block);
+    if (blocked(yd[1])) dst_tag = block;
   }
   dnnl::memory::desc bias_md({m}, dt::f32, tag::a);
   bool has_bias = bias >= 0 || !n.folded_bias.empty();

@@ -375,6 +375,40 @@ TEST(OnednnConv, InvertedResidualWideAndWithoutActivationAfterDepthwise) {
                            .clip_after_depthwise = false});
 }
 
+// MNASNet's 24- and 40-channel stages: 1x1 expansion (x3) -> 3x3 depthwise -> 1x1 projection
+// with the residual, channels that are not a multiple of 16. In a blocked subgraph these
+// layers take padded channel blocks like the others, so no tensor between them is reordered
+// (left to oneDNN they ran in nhwc, with a reorder to the blocked layout and back around each
+// block). Matches the cpu device.
+TEST(OnednnConv, PaddedChannelBlocksNeedNoReorder) {
+  for (int64_t channels : {24, 40}) {
+    SCOPED_TRACE(std::to_string(channels) + " channels");
+    ModelBuilder m;
+    // The block input comes from a 16-channel layer, as in MNASNet.
+    const std::vector<int64_t> shape{1, 16, 14, 14};
+    const int64_t expanded = channels * 3;
+    m.input("x", LOOM_DTYPE_FLOAT32, shape);
+    m.initializer("w_in", random_tensor(LOOM_DTYPE_FLOAT32, {channels, 16, 1, 1}, 1));
+    m.initializer("w_e", random_tensor(LOOM_DTYPE_FLOAT32, {expanded, channels, 1, 1}, 2));
+    m.initializer("w_d", random_tensor(LOOM_DTYPE_FLOAT32, {expanded, 1, 3, 3}, 3));
+    m.initializer("w_p", random_tensor(LOOM_DTYPE_FLOAT32, {channels, expanded, 1, 1}, 4));
+    m.node("Conv", {"x", "w_in"}, {"a"});
+    m.node("Conv", {"a", "w_e"}, {"e"});
+    m.node("Relu", {"e"}, {"er"});
+    m.node("Conv", {"er", "w_d"}, {"d"}).i("group", expanded).ints("pads", {1, 1, 1, 1});
+    m.node("Relu", {"d"}, {"dr"});
+    m.node("Conv", {"dr", "w_p"}, {"p"});
+    m.node("Add", {"p", "a"}, {"y"});
+    m.output("y");
+    check_unary_model(m, shape);
+    for (const std::string& step :
+         compiled_steps(m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, shape, 1)}})) {
+      bool boundary = step == "reorder x" || step.rfind("output", 0) == 0;
+      EXPECT_TRUE(step.rfind("reorder", 0) != 0 || boundary) << step;
+    }
+  }
+}
+
 // MobileNetV2's 56x56 stage, where the channel blocks change: a 16->96 expansion (nChw16c),
 // the 96->24 projection (keeps its wide input's nChw16c, 24 padded to 32), a 24->144->24
 // block with its residual (nChw8c: the narrow 24-channel tensor is what gets reordered, and
