@@ -14,6 +14,8 @@
 namespace loom::onednn {
 
 void pack_depthwise3x3_weights(const float* weights, int64_t channels, float* packed) {
+  const int64_t blocks = (channels + kDepthwiseBlock - 1) / kDepthwiseBlock;
+  std::fill(packed, packed + blocks * 9 * kDepthwiseBlock, 0.f);
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t tap = 0; tap < 9; ++tap)
       packed[(c / kDepthwiseBlock) * 9 * kDepthwiseBlock + tap * kDepthwiseBlock +

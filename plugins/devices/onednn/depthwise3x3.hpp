@@ -22,8 +22,8 @@ struct Depthwise3x3Shape {
 enum class Depthwise3x3Kernel { kAvx512, kGeneric };
 bool depthwise3x3_kernel_runs_here(Depthwise3x3Kernel kernel);
 
-// Packs ONNX weights [C][1][3][3] (C a multiple of 16) as [C/16][3][3][16]: one vector of 16
-// channels per tap.
+// Packs ONNX weights [C][1][3][3] as [ceil(C/16)][3][3][16]: one vector of 16 channels per tap,
+// zeros for the channels that pad the last block.
 void pack_depthwise3x3_weights(const float* weights, int64_t channels, float* packed);
 
 // dst = clamp(conv(src) + bias, lo, hi) over nChw16c tensors; NaN passes the clamp. The work

@@ -1,6 +1,7 @@
 // A 3x3 depthwise Conv through the device's own kernel (depthwise3x3.hpp) instead of oneDNN's
 // jit_dw, where the layer's layouts are already nChw16c (MobileNet-style subgraphs, see
-// Builder::blocked_convolutions) and what follows it is at most one clamp (Relu, Relu6/Clip).
+// Builder::blocked_convolutions; channels padded to a multiple of 16 where the clamp keeps the
+// padding 0) and what follows it is at most one clamp (Relu, Relu6/Clip).
 // Anything else (other activations, a residual sum, bf16, no AVX-512) keeps oneDNN's
 // primitive.
 #include <limits>
@@ -64,7 +65,7 @@ bool emit_depthwise3x3(Builder& b, int node, const dnnl::convolution_forward::pr
   const std::vector<int64_t>& yd = g.value(y).dims;
   if (xd.size() != 4 || yd.size() != 4) return false;
   const int64_t channels = xd[1];
-  if (channels % kDepthwiseBlock != 0 || wd != std::vector<int64_t>{channels, 1, 3, 3} ||
+  if (channels < kDepthwiseBlock || wd != std::vector<int64_t>{channels, 1, 3, 3} ||
       yd[1] != channels || yd[0] != xd[0])
     return false;
   if (sdk::Attributes(*n.view).get_int("group", 1) != channels) return false;
@@ -85,22 +86,28 @@ bool emit_depthwise3x3(Builder& b, int node, const dnnl::convolution_forward::pr
     if (!k) return false;
     clamp = *k;
   }
+  // The channels that pad the last block (zero taps, zero bias) must come out 0, as oneDNN
+  // keeps them: only a clamp that keeps 0.
+  const int64_t blocks = (channels + kDepthwiseBlock - 1) / kDepthwiseBlock;
+  if (channels % kDepthwiseBlock != 0 && !(clamp.lo <= 0.f && 0.f <= clamp.hi)) return false;
 
   int src = b.as(x, pd.src_desc());
   std::vector<float> weights = n.folded_weights.empty() ? constant_floats(g, w) : n.folded_weights;
-  int packed = b.constant_slot(plain_md({channels * 9}, dt::f32), [&](void* block) {
+  int packed = b.constant_slot(plain_md({blocks * kDepthwiseBlock * 9}, dt::f32), [&](void* block) {
     pack_depthwise3x3_weights(weights.data(), channels, static_cast<float*>(block));
   });
   std::vector<float> bias_values = !n.folded_bias.empty() ? n.folded_bias
                                    : bias >= 0            ? constant_floats(g, bias)
                                                           : std::vector<float>(channels, 0.f);
-  int bias_slot = b.constant_slot(bias_values, {channels}, plain_md({channels}, dt::f32));
+  bias_values.resize(blocks * kDepthwiseBlock, 0.f);
+  const int64_t padded = blocks * kDepthwiseBlock;
+  int bias_slot = b.constant_slot(bias_values, {padded}, plain_md({padded}, dt::f32));
   int dst = b.define(y, pd.dst_desc());
   b.absorb(cands, fused, dst);
 
   Depthwise3x3Shape shape;
   shape.batch = xd[0];
-  shape.blocks = channels / kDepthwiseBlock;
+  shape.blocks = blocks;
   shape.height = xd[2];
   shape.width = xd[3];
   shape.out_height = yd[2];

@@ -62,14 +62,15 @@ TEST(OnednnConv, Depthwise) {
               .group = 32});
 }
 // The device's own 3x3 depthwise kernel (depthwise3x3.hpp) takes a depthwise Conv whose layouts
-// are nChw16c (channels a multiple of 16) and after which comes at most one clamp; other
-// activations, binary post-ops, other channel counts and larger pads keep oneDNN's jit_dw.
+// are nChw16c (channels padded to a multiple of 16 when the clamp keeps the padding 0) and
+// after which comes at most one clamp; other activations, binary post-ops, fewer than 16
+// channels and larger pads keep oneDNN's jit_dw.
 // Both settings of the `depthwise` option must match the cpu device.
 struct DepthwiseCase {
   int64_t batch = 1, channels = 0, size = 0, stride = 1, pad = 1;
-  // Relu, Clip (0..6), LeakyRelu, Mul (by a per-channel constant: a binary post-op), or Add
-  // (the convolution reads Relu(x) and its output is added to that: a separate Add, since the
-  // convolution reads the buffer a sum post-op would write).
+  // Relu, Clip (0..6), ClipAboveZero (0.5..6), LeakyRelu, Mul (by a per-channel constant: a binary
+  // post-op), or Add (the convolution reads Relu(x) and its output is added to that: a separate
+  // Add, since the convolution reads the buffer a sum post-op would write).
   std::string activation = "";
   bool device_kernel = false;  // expected to run on the device's kernel (with AVX-512)
 };
@@ -92,8 +93,8 @@ void check_depthwise_kernel(const DepthwiseCase& c) {
       .i("group", c.channels)
       .ints("strides", {c.stride, c.stride})
       .ints("pads", {c.pad, c.pad, c.pad, c.pad});
-  if (c.activation == "Clip") {
-    m.initializer("lo", float_tensor({}, {0.f}));
+  if (c.activation == "Clip" || c.activation == "ClipAboveZero") {
+    m.initializer("lo", float_tensor({}, {c.activation == "Clip" ? 0.f : 0.5f}));
     m.initializer("hi", float_tensor({}, {6.f}));
     m.node("Clip", {"d", "lo", "hi"}, {"y"});
   } else if (c.activation == "LeakyRelu") {
@@ -133,7 +134,14 @@ TEST(OnednnConv, DepthwiseKernelOfTheDevice) {
   check_depthwise_kernel({.channels = 64, .size = 5, .device_kernel = true});
   check_depthwise_kernel({.channels = 16, .size = 12, .pad = 0, .device_kernel = true});
   check_depthwise_kernel({.channels = 32, .size = 12, .stride = 2, .activation = "LeakyRelu"});
-  check_depthwise_kernel({.channels = 24, .size = 10, .activation = "Clip"});
+  // Channels padded to a block: the padding must stay 0, so not under a clamp above 0.
+  check_depthwise_kernel({.channels = 24, .size = 10, .activation = "Clip", .device_kernel = true});
+  check_depthwise_kernel(
+      {.channels = 72, .size = 9, .stride = 2, .activation = "Relu", .device_kernel = true});
+  check_depthwise_kernel({.channels = 24, .size = 10, .activation = "ClipAboveZero"});
+  check_depthwise_kernel(
+      {.channels = 32, .size = 10, .activation = "ClipAboveZero", .device_kernel = true});
+  check_depthwise_kernel({.channels = 8, .size = 10, .activation = "Relu"});
   check_depthwise_kernel({.channels = 16, .size = 10, .pad = 2});
   check_depthwise_kernel({.channels = 32, .size = 8, .activation = "Mul"});
   check_depthwise_kernel({.channels = 32, .size = 8, .activation = "Add", .device_kernel = true});
