@@ -288,13 +288,18 @@ std::optional<DepthwiseFusion> fuse_depthwise(
     const std::function<dnnl::convolution_forward::primitive_desc(const dnnl::primitive_attr&)>&
         make);
 
+// A Conv's strides, dilations and pads as oneDNN takes them (auto_pad resolved; ops_conv.cpp).
+struct ConvGeometry {
+  dnnl::memory::dims strides, dilations, pad_l, pad_r;  // oneDNN dilation = ONNX dilation - 1
+  int64_t group = 1;
+};
+
 // The device's own 3x3 depthwise kernel in place of oneDNN's primitive `pd` for Conv `node`
-// whose post-ops are cands[0..fused) (ops_depthwise.cpp); false, with nothing emitted, where
-// it does not apply (see there).
+// (geometry `geo`) whose post-ops are cands[0..fused) (ops_depthwise.cpp); false, with
+// nothing emitted, where it does not apply (see there).
 bool emit_depthwise3x3(Builder& b, int node, const dnnl::convolution_forward::primitive_desc& pd,
                        const std::vector<FusionCandidate>& cands, size_t fused,
-                       const dnnl::memory::dims& strides, const dnnl::memory::dims& dilations,
-                       const dnnl::memory::dims& pad_l, const dnnl::memory::dims& pad_r);
+                       const ConvGeometry& geo);
 
 // Op emitters, one family per file.
 void emit_conv(Builder& b, int node);           // ops_conv.cpp: Conv, ConvTranspose

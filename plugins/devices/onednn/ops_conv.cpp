@@ -16,11 +16,6 @@ using tag = dnnl::memory::format_tag;
 
 namespace {
 
-struct ConvGeometry {
-  dnnl::memory::dims strides, dilations, pad_l, pad_r;  // oneDNN dilation = ONNX dilation - 1
-  int64_t group = 1;
-};
-
 ConvGeometry conv_geometry(const IrNode& n, const std::vector<int64_t>& x,
                            const std::vector<int64_t>& kernel, const std::vector<int64_t>& y,
                            bool transposed) {
@@ -204,9 +199,7 @@ void emit_convolution(Builder& b, int node) {
       },
       post_args);
 
-  if (post_args.empty() && emit_depthwise3x3(b, node, pd, cands, fused, geo.strides, geo.dilations,
-                                             geo.pad_l, geo.pad_r))
-    return;
+  if (post_args.empty() && emit_depthwise3x3(b, node, pd, cands, fused, geo)) return;
 
   // Winograd for wide 3x3/stride 1 layers (see DeviceOptions::winograd), with the same
   // post-ops and layouts.

@@ -52,8 +52,7 @@ bool blocked_by_16(const dnnl::memory::desc& md, const std::vector<int64_t>& dim
 
 bool emit_depthwise3x3(Builder& b, int node, const dnnl::convolution_forward::primitive_desc& pd,
                        const std::vector<FusionCandidate>& cands, size_t fused,
-                       const dnnl::memory::dims& strides, const dnnl::memory::dims& dilations,
-                       const dnnl::memory::dims& pad_l, const dnnl::memory::dims& pad_r) {
+                       const ConvGeometry& geo) {
   IrGraph& g = b.ir();
   const IrNode& n = g.nodes[node];
   if (!b.options().loom_depthwise || b.compute_type() != dt::f32 ||
@@ -68,14 +67,15 @@ bool emit_depthwise3x3(Builder& b, int node, const dnnl::convolution_forward::pr
   if (channels < kDepthwiseBlock || wd != std::vector<int64_t>{channels, 1, 3, 3} ||
       yd[1] != channels || yd[0] != xd[0])
     return false;
-  if (sdk::Attributes(*n.view).get_int("group", 1) != channels) return false;
-  const int64_t stride = strides[0];
-  if ((stride != 1 && stride != 2) || strides[1] != stride || dilations != dnnl::memory::dims{0, 0})
+  if (geo.group != channels) return false;
+  const int64_t stride = geo.strides[0];
+  if ((stride != 1 && stride != 2) || geo.strides[1] != stride ||
+      geo.dilations != dnnl::memory::dims{0, 0})
     return false;
   for (size_t i = 0; i < 2; ++i) {
-    if (pad_l[i] > 1 || pad_r[i] > 1) return false;
+    if (geo.pad_l[i] > 1 || geo.pad_r[i] > 1) return false;
     // The kernel reads at most one column/row past the input, the one padding of 1 adds.
-    if (yd[2 + i] < 1 || (yd[2 + i] - 1) * stride - pad_l[i] + 2 > xd[2 + i] + pad_r[i])
+    if (yd[2 + i] < 1 || (yd[2 + i] - 1) * stride - geo.pad_l[i] + 2 > xd[2 + i] + geo.pad_r[i])
       return false;
   }
   if (!blocked_by_16(pd.src_desc(), xd) || !blocked_by_16(pd.dst_desc(), yd)) return false;
@@ -113,8 +113,8 @@ bool emit_depthwise3x3(Builder& b, int node, const dnnl::convolution_forward::pr
   shape.out_height = yd[2];
   shape.out_width = yd[3];
   shape.stride = static_cast<int>(stride);
-  shape.pad_top = static_cast<int>(pad_l[0]);
-  shape.pad_left = static_cast<int>(pad_l[1]);
+  shape.pad_top = static_cast<int>(geo.pad_l[0]);
+  shape.pad_left = static_cast<int>(geo.pad_l[1]);
   b.add_kernel_step(
       [shape, clamp](const std::unordered_map<int, dnnl::memory>& mem) {
         auto data = [&](int arg) { return static_cast<float*>(mem.at(arg).get_data_handle()); };

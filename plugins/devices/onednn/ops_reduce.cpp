@@ -42,13 +42,18 @@ bool emit_global_pool(Builder& b, int node, const std::vector<int64_t>& kept) {
   dnnl::memory::desc src_md = b.slot_md(src);
   dnnl::memory::dims window(xd.begin() + 2, xd.end());
   dnnl::memory::dims ones(window.size(), 1), zeros(window.size(), 0);
-  dnnl::pooling_v2_forward::desc d(
-      dnnl::prop_kind::forward_inference,
-      n.op == "ReduceMax" ? dnnl::algorithm::pooling_max
-                          : dnnl::algorithm::pooling_avg_exclude_padding,
-      src_md, dnnl::memory::desc(kept, src_md.data_type(), dnnl::memory::format_tag::any), ones,
-      window, zeros, zeros, zeros);
-  dnnl::pooling_v2_forward::primitive_desc pd(d, b.engine());
+  dnnl::pooling_v2_forward::primitive_desc pd;
+  try {
+    dnnl::pooling_v2_forward::desc d(
+        dnnl::prop_kind::forward_inference,
+        n.op == "ReduceMax" ? dnnl::algorithm::pooling_max
+                            : dnnl::algorithm::pooling_avg_exclude_padding,
+        src_md, dnnl::memory::desc(kept, src_md.data_type(), dnnl::memory::format_tag::any), ones,
+        window, zeros, zeros, zeros);
+    pd = dnnl::pooling_v2_forward::primitive_desc(d, b.engine());
+  } catch (const dnnl::error&) {
+    return false;  // no pooling for this data type or layout: the reduction primitive
+  }
   if (is_reference(pd)) return false;
   std::string label = n.op + " " + n.view->name + " [pooling " + pd.impl_info_str() + "]";
   const std::vector<int64_t>& yd = g.value(y).dims;

@@ -162,8 +162,7 @@ DeviceOptions parse_options(const char* options, int threads) {
                     "onednn", key,
                     "threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, "
                     "dw_fusion=auto|off, depthwise=loom|onednn, conv_layout=auto|blocked|any, "
-                    "huge_pages=auto|off, "
-                    "verbose=1"));
+                    "huge_pages=auto|off, verbose=1"));
     }
   }
   if (o.threads == 0)
