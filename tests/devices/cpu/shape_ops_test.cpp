@@ -71,6 +71,28 @@ TEST(ShapeOps, ReshapeMismatchNamesNodeAndShapes) {
   }
 }
 
+// [2^62 + 1, 4] has 2^64 + 4 elements, which int64 arithmetic wraps to 4, the input's count:
+// it must be refused, not produce a tensor its readers overrun.
+TEST(ShapeOps, ReshapeToAWrappingElementCountIsRefused) {
+  for (const std::vector<int64_t>& target : {std::vector<int64_t>{(int64_t{1} << 62) + 1, 4},
+                                             std::vector<int64_t>{-1, int64_t{1} << 62, 8},
+                                             std::vector<int64_t>{INT64_MAX, INT64_MAX}}) {
+    KernelHarness h("Reshape", 13);
+    h.input(make_filled<float>({4}, iota(4)));
+    h.input(make_filled<int64_t>({static_cast<int64_t>(target.size())}, target));
+    try {
+      auto out = h.run(1);
+      FAIL() << "reshaped to " << target[0] << " x " << target[1];
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), LOOM_ERROR_INVALID_ARGUMENT);
+      std::string m = e.what();
+      EXPECT_TRUE(m.find("more elements than int64 can count") != std::string::npos ||
+                  m.find("cannot reshape") != std::string::npos)
+          << m;
+    }
+  }
+}
+
 TEST(ShapeOps, FlattenAtAxis) {
   KernelHarness h("Flatten", 13);
   h.input(make_filled<float>({2, 3, 4}, iota(24)));

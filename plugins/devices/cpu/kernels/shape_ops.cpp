@@ -54,7 +54,11 @@ std::vector<int64_t> reshape_dims(const KernelContext& ctx, const loom_tensor_t&
                  std::to_string(i) + " (0) but the input has rank " + std::to_string(in.rank));
       d = shape[i] = in.dims[i];
     }
-    known *= d;
+    // Checked: a target such as [2^62 + 1, 4] from input data wraps around int64 to the
+    // input's element count, and the readers of the result then run off its buffer.
+    if (__builtin_mul_overflow(known, d, &known))
+      fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": shape " + shape_string(shape) +
+                                            " has more elements than int64 can count");
   }
   const int64_t count = sdk::element_count(in);
   if (infer_at >= 0) {
