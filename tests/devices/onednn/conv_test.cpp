@@ -474,7 +474,9 @@ TEST(OnednnConv, ChannelBlocksChangeBetweenLayers) {
       run_model_capturing_log(m, inputs, onednn_only("verbose=1"), "onednn");
   bool narrow_blocks = false;
   for (const std::string& s : steps) narrow_blocks |= s.find(":avx2") != std::string::npos;
-  if (!narrow_blocks) return;  // this CPU pads every layer to 16 channels (or has no AVX-512)
+  // Without AVX-512 every layer runs in 8-channel blocks, and with it some CPUs pad every
+  // layer to 16 channels: only a CPU that mixes the two widths is checked.
+  if (!narrow_blocks || !__builtin_cpu_supports("avx512f")) return;
   std::vector<std::string> reordered;
   for (const std::string& s : steps) {
     EXPECT_NE(s.rfind("Add ", 0), 0u) << "residual Add not fused: " << s;
