@@ -419,6 +419,17 @@ LOOM_API loom_status_t* loom_session_plan_dot(loom_session_t* session, char** do
 LOOM_API size_t loom_session_planned_peak_bytes(const loom_session_t* session) {
   return session ? session->impl->planned_peak() : 0;
 }
+LOOM_API loom_status_t* loom_session_plan_cache_stats(loom_session_t* session,
+                                                      loom_plan_cache_stats_t* stats) {
+  return guard_status([&] {
+    if (!session || !stats)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_session_plan_cache_stats: NULL argument");
+    if (stats->struct_size < sizeof(loom_plan_cache_stats_t))
+      fail(LOOM_ERROR_INVALID_ARGUMENT,
+           "loom_session_plan_cache_stats: struct_size is smaller than this library's struct");
+    *stats = session->impl->plan_cache_stats();
+  });
+}
 LOOM_API void loom_string_free(char* text) { std::free(text); }
 
 LOOM_API size_t loom_dtype_size(loom_dtype_t dtype) { return loom::core::dtype_size(dtype); }

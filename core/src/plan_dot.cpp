@@ -34,6 +34,11 @@ std::string human_bytes(double b) {
 
 std::string Session::plan_dot() {
   std::lock_guard<std::mutex> lock(mutex_);
+  // A symbolic model's last run's plan; before any run, the plan on the declared shapes.
+  if (per_shape_ && !shape_plans_.empty()) return shape_plans_.front().session->plan_dot();
+  if (!preview_error_.empty())
+    return "digraph loom_plan {\n  label=\"" + dot_escape(model_->path, 200) +
+           ": no plan on the declared shapes; each run is planned for its shapes\";\n}\n";
   const Graph& g = *model_->graph;
   std::vector<int> part_of(g.nodes.size(), -1);
   for (size_t s = 0; s < subgraphs_.size(); ++s)

@@ -44,6 +44,20 @@ double Session::subgraph_flops(size_t s) const {
 
 std::string Session::explain() {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!per_shape_) return explain_locked();
+  // The plan of the last run's shapes, which the signature names; before any run, the plan
+  // on the declared shapes.
+  if (!shape_plans_.empty())
+    return "plan for input shapes " + shape_plans_.front().shapes + " (the last run's)\n  " +
+           plan_cache_text() + "\n" + shape_plans_.front().session->explain();
+  std::string head =
+      "plan for " + model_->path + ": inputs with symbolic dimensions (" + symbolic_inputs_text() +
+      "); each run is planned for its shapes, and none has run yet\n  " + plan_cache_text() + "\n";
+  if (!preview_error_.empty()) return head + "  on the declared shapes: " + preview_error_ + "\n";
+  return head + "on the declared shapes:\n" + explain_locked();
+}
+
+std::string Session::explain_locked() {
   const Graph& g = *model_->graph;
   std::ostringstream out;
   out << "plan for " << model_->path << ": " << g.nodes.size() << " nodes, devices:";
@@ -133,9 +147,27 @@ std::string Session::explain() {
 }
 
 std::string Session::plan_json() {
+  return plan_json(true);
+}
+
+std::string Session::plan_json(bool with_cache) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (per_shape_ && !shape_plans_.empty()) {
+    // The last run's plan, with the signature and this session's cache in front.
+    std::string child = shape_plans_.front().session->plan_json(false);
+    return "{\"plan_cache\":" + plan_cache_json() + ",\"signature\":\"" +
+           json_escape(shape_plans_.front().shapes) + "\"," + child.substr(1);
+  }
   const Graph& g = *model_->graph;
-  std::string j = "{\"devices\":[";
+  std::string j = "{";
+  if (with_cache) j += "\"plan_cache\":" + plan_cache_json() + ",";
+  // Before the first run of a symbolic model: the plan on the declared shapes, or why it has
+  // none.
+  if (per_shape_)
+    j += "\"signature\":null," + (preview_error_.empty() ? std::string()
+                                                         : "\"declared_shapes_error\":\"" +
+                                                               json_escape(preview_error_) + "\",");
+  j += "\"devices\":[";
   for (size_t d = 0; d < devices_.size(); ++d)
     j += (d ? "," : "") + std::string("\"") + json_escape(devices_[d]->name()) + "\"";
   j += "],\"cost_model\":[";

@@ -78,8 +78,25 @@ Session::Session(Runtime& runtime, std::shared_ptr<Model> model,
   config_.placements = options.placements ? options.placements : "";
   config_.cost_model = options.cost_model ? options.cost_model : "";
   config_.no_fallback = options.no_fallback;
+  if (options.plan_cache_entries < 0 || options.plan_cache_bytes < 0)
+    fail(LOOM_ERROR_INVALID_ARGUMENT,
+         "plan cache bounds must not be negative (0 takes the defaults: 16 plans, 1 GiB)");
+  if (options.plan_cache_entries > 0)
+    config_.plan_cache_entries = static_cast<size_t>(options.plan_cache_entries);
+  if (options.plan_cache_bytes > 0)
+    config_.plan_cache_bytes = static_cast<size_t>(options.plan_cache_bytes);
   create_devices(options);
+  apply_shape_overrides(options.shape_overrides ? options.shape_overrides : "");
+  // Inputs with open dimensions: runs are planned and compiled per input-shape signature
+  // (session_plans.cpp). The plan on the declared shapes is still made, for --explain before
+  // the first run and so that pins and cost overrides are checked now.
+  per_shape_ = has_symbolic_inputs();
+  if (per_shape_)
+    runtime_.log(LOOM_LOG_INFO, "scheduler",
+                 "the model's inputs have symbolic dimensions: it is planned and compiled for "
+                 "the shapes of each run");
   finish_construction();
+  compile_declared();
 }
 
 void Session::finish_construction() {
@@ -354,6 +371,15 @@ void Session::partition() {
     for (size_t i = 0; i < result.unsupported.size() && i < 20; ++i)
       msg += (i ? ", " : "") + result.unsupported[i];
     if (result.unsupported.size() > 20) msg += ", ...";
+    // A device may refuse a node only because a dimension is still open; each run's plan asks
+    // again with static shapes, and fails with this same message if the refusal stands. A node
+    // refused with every shape known is refused for good.
+    if (per_shape_ && !refused_with_static_shapes(problem, declared)) {
+      preview_error_ = msg;
+      runtime_.log(LOOM_LOG_INFO, "scheduler",
+                   "on the declared shapes " + msg + "; each run's shapes are asked again");
+      return;
+    }
     fail(LOOM_ERROR_UNSUPPORTED, msg);
   }
   std::string why;
@@ -364,6 +390,27 @@ void Session::partition() {
   fallback_notes_ = std::move(result.notes);
   for (const std::string& note : fallback_notes_) runtime_.log(LOOM_LOG_INFO, "scheduler", note);
   create_bodies(step_bodies);
+}
+
+bool Session::refused_with_static_shapes(const PartitionProblem& problem,
+                                         const std::vector<ValueFacts>& declared) const {
+  const Graph& g = *model_->graph;
+  auto is_static = [&](int id) {
+    return id < 0 || g.values[id].constant || declared[id].kind != ValueKind::kTensor ||
+           declared[id].shape.is_static();
+  };
+  for (size_t k = 0; k < problem.nodes.size(); ++k) {
+    const PartitionNode& n = problem.nodes[k];
+    bool refused = n.pinned >= 0 ? !n.supported[n.pinned]
+                                 : std::find(n.supported.begin(), n.supported.end(), true) ==
+                                       n.supported.end();
+    if (!refused) continue;
+    const Node& node = g.nodes[k];
+    bool all_static = std::all_of(node.inputs.begin(), node.inputs.end(), is_static) &&
+                      std::all_of(node.outputs.begin(), node.outputs.end(), is_static);
+    if (all_static) return true;
+  }
+  return false;
 }
 
 std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_facts,

@@ -6,9 +6,11 @@
 #include <loom/loom.h>
 
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -72,6 +74,7 @@ struct Prepared {
   std::vector<ValueFacts> facts;
   std::vector<int> consumers;  // per value: parts that read it (+1 if graph output)
   size_t planned_peak = 0;
+  uint64_t last_used = 0;  // Session::tick_ of the last run that used it (LRU eviction)
 };
 
 // A malloc'd host copy of host tensor `t` for the application (session_run.cpp): one block,
@@ -89,6 +92,8 @@ std::string json_escape(const std::string& s);
 struct SessionConfig {
   std::string placements, cost_model;
   bool no_fallback = false;
+  size_t plan_cache_entries = 16;             // plans kept per session (at least 1)
+  size_t plan_cache_bytes = size_t{1} << 30;  // their compiled state
 };
 
 class Session {
@@ -109,7 +114,8 @@ class Session {
   std::string explain();
   std::string plan_json();
   std::string plan_dot();  // plan_dot.cpp
-  size_t planned_peak() const { return current_ ? current_->planned_peak : 0; }
+  size_t planned_peak() const;
+  loom_plan_cache_stats_t plan_cache_stats();
 
  private:
   // A control-flow body as a child session sharing this session's devices
@@ -125,6 +131,51 @@ class Session {
 
   Session(const Session& parent, std::shared_ptr<Model> body, int depth);
   void finish_construction();
+  // Graph inputs read from the application, with what binding them tells (session_run.cpp).
+  struct BoundInputs {
+    std::vector<HostValue> values;  // per value id
+    std::set<int> fed;              // overridable initializers the application fed
+  };
+  BoundInputs bind_inputs(const std::vector<std::string>& names,
+                          const std::vector<HostValue>& inputs) const;
+
+  // ---- plans by the shapes of the run (session_plans.cpp) ----
+  // A model whose inputs have symbolic dimensions is folded, partitioned and compiled once per
+  // input-shape signature, by a child session made for exactly those shapes; devices then see
+  // static shapes everywhere. The children live in an LRU cache bounded in entries and bytes.
+  struct ShapePlan {
+    std::string key;     // signature: every non-constant tensor input's dtype and shape
+    std::string shapes;  // the same for people: "x=1x3x224x224, mask=1x128"
+    std::unique_ptr<Session> session;
+    size_t bytes = 0;  // compiled state: arenas + constants its devices copied
+  };
+  struct Specialized {};
+  Session(const Session& parent, std::shared_ptr<Model> specialized, Specialized);
+  // Fixes input shapes from "NAME=DIMS;..." (an input's name, or a symbolic dimension's name
+  // with a single extent) in the session's own copy of the model.
+  void apply_shape_overrides(const std::string& spec);
+  // Whether a non-constant tensor input has a dimension the declarations leave open.
+  bool has_symbolic_inputs() const;
+  void run_per_shape(const std::vector<std::string>& names, const std::vector<HostValue>& inputs,
+                     const OutputSink& emit);
+  // Evicts least recently used plans until the cache is within its bounds (the front stays).
+  void evict_plans();
+  // Compiles the only signature a single-signature session can see, at creation.
+  void compile_declared();
+  // The key under which `prepare` results are cached.
+  std::string signature_key(const std::vector<ValueFacts>& input_facts) const;
+  size_t prepared_bytes(const Prepared& p) const;
+  std::string plan_json(bool with_cache);  // a plan child's JSON leaves the cache to its parent
+  loom_plan_cache_stats_t plan_cache_stats_locked() const;  // mutex_ held
+  std::string plan_cache_text() const;                      // mutex_ held
+  std::string plan_cache_json() const;                      // mutex_ held
+  std::string symbolic_inputs_text() const;                 // "x [Nx3x?x?], mask [1x128]"
+  // Whether a node the devices refused had every shape it reads and writes known (a refusal
+  // no run's shapes can change).
+  bool refused_with_static_shapes(const PartitionProblem& problem,
+                                  const std::vector<ValueFacts>& declared) const;
+  std::string explain_locked();  // plan_report.cpp; mutex_ held
+
   // Index of the pseudo-device of control-flow steps: one past the real devices.
   size_t host_step_device() const { return devices_.size(); }
   std::string device_name(size_t d) const;
@@ -178,6 +229,12 @@ class Session {
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Prepared>> prepared_;  // by input signature
   Prepared* current_ = nullptr;
+  uint64_t tick_ = 0;                 // runs so far (LRU order of prepared_)
+  bool per_shape_ = false;            // plans by the shapes of the run
+  std::string preview_error_;         // why the declared shapes have no plan (per_shape_)
+  std::list<ShapePlan> shape_plans_;  // most recently used first
+  size_t shape_plan_bytes_ = 0;       // sum of their bytes
+  uint64_t plan_hits_ = 0, plan_misses_ = 0, plan_evictions_ = 0;
   size_t released_constants_ = 0;  // release_constant: how many, how many bytes
   size_t released_constant_bytes_ = 0;
 };

@@ -250,16 +250,14 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
   }
 }
 
-void Session::run_values(const std::vector<std::string>& names,
-                         const std::vector<HostValue>& inputs, const OutputSink& emit) {
-  std::lock_guard<std::mutex> lock(mutex_);
+Session::BoundInputs Session::bind_inputs(const std::vector<std::string>& names,
+                                          const std::vector<HostValue>& inputs) const {
   const Graph& g = *model_->graph;
   if (names.size() != inputs.size())
     fail(LOOM_ERROR_INVALID_ARGUMENT, "input names and values differ in number");
-
-  // Bind and check the inputs.
-  std::vector<HostValue> bound(g.values.size());
-  std::set<int> fed;
+  BoundInputs result;
+  std::vector<HostValue>& bound = result.values;
+  bound.resize(g.values.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string& name = names[i];
     int id = g.find(name);
@@ -273,32 +271,60 @@ void Session::run_values(const std::vector<std::string>& names,
     if (bound[id].present) fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' is given twice");
     // Bodies take what the step feeds (see finish_construction).
     bound[id] = bind_input(g.values[id], inputs[i], depth_ == 0);
-    if (g.values[id].constant) fed.insert(id);
+    if (g.values[id].constant) result.fed.insert(id);
   }
   for (int id : g.inputs)
     if (!bound[id].present && !g.values[id].constant)
       fail(LOOM_ERROR_INVALID_ARGUMENT,
            "input '" + g.values[id].name + "' is required but was not given");
+  return result;
+}
+
+std::string Session::signature_key(const std::vector<ValueFacts>& input_facts) const {
+  std::string key;
+  for (int id : model_->graph->inputs) {
+    const ValueFacts& f = input_facts[id];
+    if (!f.known) continue;
+    key += std::to_string(id) + ":" + std::to_string(static_cast<int>(f.kind)) + ":" +
+           std::to_string(f.dtype) + ":" + std::to_string(f.shape.rank) + ":";
+    for (int64_t d : f.shape.dims) key += std::to_string(d) + ",";
+    key += ";";
+  }
+  return key;
+}
+
+void Session::run_values(const std::vector<std::string>& names,
+                         const std::vector<HostValue>& inputs, const OutputSink& emit) {
+  if (per_shape_) return run_per_shape(names, inputs, emit);
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Graph& g = *model_->graph;
+  BoundInputs bound_inputs = bind_inputs(names, inputs);
+  const std::vector<HostValue>& bound = bound_inputs.values;
+  const std::set<int>& fed = bound_inputs.fed;
 
   // Find or build the compiled plan for these shapes.
-  std::string key;
   std::vector<ValueFacts> input_facts(g.values.size());
-  for (int id : g.inputs) {
-    if (!bound[id].present) continue;
-    ValueFacts& f = input_facts[id];
-    f = facts_of(bound[id], g.values[id]);
-    key += std::to_string(id) + ":" + std::to_string(static_cast<int>(f.kind)) + ":" +
-           std::to_string(f.dtype) + ":" + f.shape.to_string() + ";";
-  }
+  for (int id : g.inputs)
+    if (bound[id].present) input_facts[id] = facts_of(bound[id], g.values[id]);
+  std::string key = signature_key(input_facts);
   auto it = prepared_.find(key);
+  if (it != prepared_.end()) ++plan_hits_;
   if (it == prepared_.end()) {
-    if (prepared_.size() >= 8) {  // bound the cache for models fed ever-changing shapes
-      for (auto& [k, p] : prepared_) release(*p);
-      prepared_.clear();
+    ++plan_misses_;
+    // Bounded like the plans of symbolic-dimension models: least recently used first.
+    while (!prepared_.empty() && prepared_.size() >= config_.plan_cache_entries) {
+      auto oldest = prepared_.begin();
+      for (auto i = prepared_.begin(); i != prepared_.end(); ++i)
+        if (i->second->last_used < oldest->second->last_used) oldest = i;
+      if (current_ == oldest->second.get()) current_ = nullptr;
+      release(*oldest->second);
+      prepared_.erase(oldest);
+      ++plan_evictions_;
     }
     it = prepared_.emplace(key, prepare(input_facts, fed)).first;
   }
   Prepared& p = *it->second;
+  p.last_used = ++tick_;
   current_ = &p;
 
   // Values in flight: where each lives and who frees it.

@@ -2,10 +2,10 @@
 """Folded shape computations give the outputs of the unfolded graph.
 
 Each model is saved twice: with static input dims (the session folds its shape computations into
-constants) and with a symbolic batch dim (nothing that reads it folds, so the graph runs as
-exported). Both run on the cpu device with the same inputs and must agree; the static one's plan
-must report folded nodes, the dynamic one's none, and on the two test devices the folded plan
-must have fewer subgraphs (the host-side shape islands are gone).
+constants) and with a symbolic batch dim, whose runs are planned for the fed shapes and fold the
+same nodes. Both run on the cpu device and on the two test devices with the same inputs and must
+give what numpy computes from the graph's definition; both plans must report the same folded
+nodes and, on the two devices, the same subgraphs.
 
 Usage: shape_folding_test.py --infer-run PATH --plugin-dir DIR --test-devices DIR
 """
@@ -93,10 +93,11 @@ def check_wrong_value_info(env):
     np.save(x_path, x)
     got, p = env.outputs(model, "wrong-vi", "--device", "cpu", "--json", inputs=[("x", x_path)])
     y = got["y.npy"]
-    # y = Relu(x) * batch; a Shape folded from the declaration would scale by 5, silently.
+    # y = Relu(x) * batch; a Shape folded from the declaration would scale by 5, silently. The
+    # plan for the fed shape folds Shape(r) from the inferred 2x3.
     assert y.shape == (2, 3) and np.array_equal(y, np.maximum(x, 0) * 2), y
-    assert json.loads(p.stdout)["plan"]["folded_nodes"] == 0, p.stdout
-    print("wrong value_info: Shape of the intermediate not folded, ok")
+    assert json.loads(p.stdout)["plan"]["signature"] == "x=2x3", p.stdout
+    print("wrong value_info: Shape of the intermediate folded from the fed shape, ok")
 
 
 def pad_model(env, name, pads_are_outputs):
@@ -233,9 +234,31 @@ def check_alternating_chain(env):
     print(f"alternating chain: all {links} links folded, ok")
 
 
+CHAIN_INPUTS = {"n2": np.array([3, -4], np.int64), "n6": np.arange(6, dtype=np.int64) * 5,
+                "n3": np.array([1, 2, 3], np.int64),
+                "n24": np.arange(8, dtype=np.int64).reshape(2, 4)}
+
+
+def chain_expected(x):
+    """What shape_chain_model computes for x (the graph's definition, in numpy)."""
+    shape = np.array(x.shape, np.int64)
+    tail = shape[-2:]
+    checked = np.where(shape == np.array([2, 8, 16]), shape, -1)
+    return {"y.npy": np.maximum(x.reshape(x.shape[0], -1, 4), 0),
+            "tail_out.npy": tail + CHAIN_INPUTS["n2"],
+            "range_out.npy": np.arange(0, shape[-1], 3, dtype=np.int64) + CHAIN_INPUTS["n6"],
+            "where_out.npy": checked + CHAIN_INPUTS["n3"],
+            "fill_out.npy": np.full(tail // 4, 7, np.int64) + CHAIN_INPUTS["n24"]}
+
+
 def plan(env, model, *argv):
+    inputs = [("x", env.x)]
+    for name, value in CHAIN_INPUTS.items():
+        path = os.path.join(env.tmp, name + ".npy")
+        np.save(path, value)
+        inputs.append((name, path))
     got, p = env.outputs(model, os.path.basename(model) + "-" + "-".join(argv)[:20], *argv,
-                         "--json", inputs=[("x", env.x)])
+                         "--json", inputs=inputs)
     return got, json.loads(p.stdout)["plan"]
 
 
@@ -252,21 +275,25 @@ def main():
         static = shape_chain_model(env, "shape_chain_static", 2)
         dynamic = shape_chain_model(env, "shape_chain_dynamic", "N")
 
-        reference, unfolded = plan(env, dynamic, "--device", "cpu")
+        reference = chain_expected(np.load(env.x))
+        got, dynamic_plan = plan(env, dynamic, "--device", "cpu")
+        compare(reference, got, "shape computations of the symbolic model on cpu")
         got, folded = plan(env, static, "--device", "cpu")
         compare(reference, got, "folded shape computations on cpu")
-        assert unfolded["folded_nodes"] == 0, unfolded
-        # Everything but the Relu, the Reshape and the Adds reading graph inputs folds.
+        # Everything but the Relu, the Reshape and the Adds reading graph inputs folds, and the
+        # symbolic model's plan for the fed shapes folds the same.
         assert folded["folded_nodes"] == 14, folded
+        assert dynamic_plan["folded_nodes"] == 14, dynamic_plan
+        assert dynamic_plan["signature"].startswith("x=2x8x16"), dynamic_plan
 
         got, two_folded = plan(env, static, *TWO_DEVICES)
         compare(reference, got, "folded shape computations on two devices")
-        got, two_unfolded = plan(env, dynamic, *TWO_DEVICES)
-        compare(reference, got, "unfolded shape computations on two devices")
-        before, after = len(two_unfolded["subgraphs"]), len(two_folded["subgraphs"])
-        assert after < before, f"folding left {after} subgraphs of {before}"
-        print(f"shape chains: {folded['folded_nodes']} nodes folded; two devices: {before} -> "
-              f"{after} subgraphs, ok")
+        got, two_dynamic = plan(env, dynamic, *TWO_DEVICES)
+        compare(reference, got, "the symbolic model on two devices")
+        static_parts, dynamic_parts = len(two_folded["subgraphs"]), len(two_dynamic["subgraphs"])
+        assert dynamic_parts == static_parts, f"{dynamic_parts} subgraphs != {static_parts}"
+        print(f"shape chains: {folded['folded_nodes']} nodes folded; two devices: "
+              f"{static_parts} subgraphs for both exports, ok")
         check_wrong_value_info(env)
         check_pad_fusion(env)
         check_constant_evaluation(env)

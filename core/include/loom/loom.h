@@ -151,6 +151,17 @@ typedef struct loom_session_options_t {
   const char* cost_model;   /* "DEVICE.KEY=VALUE;..." overrides the scheduler's cost model
                                (KEY: gflops, transfer_gbps, transfer_latency_us, launch_us;
                                DEVICE may be *); applied after $LOOM_COST_MODEL */
+  /* Appended in 0.4 (shapes; docs/architecture.md, "Plans by the shapes of the run"): */
+  const char* shape_overrides; /* "NAME=DIMS;..." fixes graph input NAME's shape at session
+                                  creation (DIMS like 1x3x224x224, "" for a scalar); it must
+                                  agree with the declared rank and static extents. A session
+                                  whose input shapes are then all known compiles at creation */
+  int64_t plan_cache_entries;  /* plans kept for distinct input-shape signatures (models with
+                                  symbolic dimensions); least recently used evicted first;
+                                  0 = default (16), at least 1 */
+  int64_t plan_cache_bytes;    /* bound on the compiled state those plans hold (arenas and
+                                  weights their devices copied); 0 = default (1 GiB); the
+                                  plan of the current run is always kept */
 } loom_session_options_t;
 
 LOOM_API loom_status_t* loom_session_create(loom_runtime_t* runtime, loom_model_t* model,
@@ -188,6 +199,20 @@ LOOM_API loom_status_t* loom_session_plan_json(loom_session_t* session, char** j
 LOOM_API loom_status_t* loom_session_plan_dot(loom_session_t* session, char** dot);
 /* Planned peak bytes of the memory plan of the last run (0 before any run). */
 LOOM_API size_t loom_session_planned_peak_bytes(const loom_session_t* session);
+
+/* The plan cache of a session (0.4): one plan per input-shape signature for models with symbolic
+ * dimensions (a session with static inputs holds one, compiled at creation). */
+typedef struct loom_plan_cache_stats_t {
+  size_t struct_size;
+  size_t entries;          /* plans held now */
+  size_t bytes;            /* their compiled state: arenas + weights the devices copied */
+  size_t capacity_entries; /* the bounds in force */
+  size_t capacity_bytes;
+  uint64_t hits, misses;   /* runs that found their plan / had one made */
+  uint64_t evictions;      /* plans freed to stay within the bounds */
+} loom_plan_cache_stats_t;
+LOOM_API loom_status_t* loom_session_plan_cache_stats(loom_session_t* session,
+                                                      loom_plan_cache_stats_t* stats);
 LOOM_API void loom_string_free(char* text);
 
 /* ---- sequence and optional values (0.3) ------------------------------------------------ */

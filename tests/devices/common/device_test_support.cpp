@@ -453,6 +453,21 @@ long long TestSession::plan_number(const std::string& field) {
   return std::atoll(text.c_str() + at + key.size());
 }
 
+loom_plan_cache_stats_t TestSession::cache_stats() {
+  loom_plan_cache_stats_t stats{};
+  stats.struct_size = sizeof stats;
+  loom::check(loom_session_plan_cache_stats(handle.get(), &stats));
+  return stats;
+}
+
+std::string TestSession::plan_json() {
+  char* json = nullptr;
+  loom::check(loom_session_plan_json(handle.get(), &json));
+  std::string text = json;
+  loom_string_free(json);
+  return text;
+}
+
 TestSession open_session(loom_runtime_t* runtime, loom_model_t* model, const char* devices,
                          const char* placements, const char* device_options) {
   loom_session_options_t o{};
@@ -460,6 +475,11 @@ TestSession open_session(loom_runtime_t* runtime, loom_model_t* model, const cha
   o.devices = devices;
   o.placements = placements;
   o.device_options = device_options;
+  return open_session(runtime, model, o);
+}
+
+TestSession open_session(loom_runtime_t* runtime, loom_model_t* model,
+                         const loom_session_options_t& o) {
   loom_session_t* raw = nullptr;
   loom::check(loom_session_create(runtime, model, &o, &raw));
   TestSession s;
@@ -470,9 +490,9 @@ TestSession open_session(loom_runtime_t* runtime, loom_model_t* model, const cha
 
 namespace {
 
-ModelBuilder released_weights_model(int64_t batch) {
+ModelBuilder released_weights_model(int64_t batch, int64_t height = 10, int64_t width = 10) {
   ModelBuilder m;
-  m.input("x", LOOM_DTYPE_FLOAT32, {batch, 4, 10, 10});
+  m.input("x", LOOM_DTYPE_FLOAT32, {batch, 4, height, width});
   m.initializer("w1", random_tensor(LOOM_DTYPE_FLOAT32, {8, 4, 3, 3}, 1, -0.3, 0.6));
   m.initializer("b1", random_tensor(LOOM_DTYPE_FLOAT32, {8}, 2));
   m.initializer("w2", random_tensor(LOOM_DTYPE_FLOAT32, {6, 8, 1, 1}, 3, -0.3, 0.6));
@@ -514,19 +534,36 @@ void expect_copied_weights_released(const std::string& devices) {
   std::filesystem::remove(path);
 }
 
-void expect_recompiling_session_keeps_weights(const std::string& devices) {
-  const auto path = released_weights_model(-1).save();
+void expect_symbolic_model_runs_on(const std::string& devices) {
+  const auto path = released_weights_model(-1, -1, -1).save();
   const loom::Runtime& runtime = released_weights_runtime();
   ModelHandle model = load_model(runtime.get(), path);
   TestSession reference = open_session(runtime.get(), model.get(), "cpu");
-  TestSession session = open_session(runtime.get(), model.get(), devices.c_str());
+  loom_session_options_t o{};
+  o.struct_size = sizeof o;
+  o.devices = devices.c_str();
+  o.no_fallback = true;  // every node of every shape's plan on `devices`
+  TestSession session = open_session(runtime.get(), model.get(), o);
+  // The session keeps the model's weights for the shapes still to come.
   model.reset();
-  for (int64_t batch : {1, 2, 1}) {
-    SCOPED_TRACE("batch " + std::to_string(batch));
-    expect_outputs_match(session.run(released_weights_inputs(batch)),
-                         reference.run(released_weights_inputs(batch)));
+  EXPECT_EQ(session.cache_stats().entries, 0u) << "a symbolic model cannot compile at creation";
+  const std::vector<std::vector<int64_t>> shapes = {
+      {1, 4, 10, 10}, {2, 4, 7, 9}, {1, 4, 16, 12}, {1, 4, 10, 10}};
+  for (const auto& shape : shapes) {
+    SCOPED_TRACE("shape " + std::to_string(shape[0]) + "x4x" + std::to_string(shape[2]) + "x" +
+                 std::to_string(shape[3]));
+    std::vector<std::pair<std::string, Tensor>> inputs = {
+        {"x", random_tensor(LOOM_DTYPE_FLOAT32, shape, 5)}};
+    expect_outputs_match(session.run(inputs), reference.run(inputs));
   }
-  EXPECT_EQ(session.plan_number("constants_released"), 0);
+  const loom_plan_cache_stats_t stats = session.cache_stats();
+  EXPECT_EQ(stats.entries, 3u);
+  EXPECT_EQ(stats.misses, 3u);
+  EXPECT_EQ(stats.hits, 1u);
+  EXPECT_EQ(stats.evictions, 0u);
+  const std::string plan = session.plan_json();
+  EXPECT_NE(plan.find("\"signature\":\"x=1x4x10x10\""), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("\"device\":\"cpu\""), std::string::npos) << plan;
   std::filesystem::remove(path);
 }
 

@@ -131,20 +131,27 @@ struct TestSession {
   // A number field of the plan JSON ("constants_released", ...); a test failure and -1 when
   // the plan has no such field.
   long long plan_number(const std::string& field);
+  std::string plan_json();
+  loom_plan_cache_stats_t cache_stats();
 };
 // `placements` as loom_session_options_t::placements ("node=device;..."), `device_options` as
 // RunOptions::device_options.
 TestSession open_session(loom_runtime_t* runtime, loom_model_t* model, const char* devices,
                          const char* placements = "", const char* device_options = "");
+TestSession open_session(loom_runtime_t* runtime, loom_model_t* model,
+                         const loom_session_options_t& options);
 
 // For devices that copy their weights at compile (plugin ABI 1.3's constant_copied): a Conv ->
 // Relu -> Conv model, with a constant also handed out as a graph output, runs on `devices`
 // three times matching cpu; the session reports its three weights released (the output
 // constant stays), and a second session from the same model handle still runs.
 void expect_copied_weights_released(const std::string& devices);
-// The same model with a symbolic batch, run at batches 1, 2, 1: it compiles again, so no
-// weight is released and every run matches cpu.
-void expect_recompiling_session_keeps_weights(const std::string& devices);
+// The same model (without the constant output) with symbolic batch, height and width, on
+// `devices` with fallback off: each input-shape signature gets a plan of its own whose every
+// node runs there (plans by the shapes of the run), every run matches cpu, a repeated shape
+// reuses its plan, and runs after the application freed its model handle still have the
+// weights.
+void expect_symbolic_model_runs_on(const std::string& devices);
 
 // Runs the model once (the core compiles at the first run) on a runtime of its own whose debug
 // log is captured, and returns the messages whose source is `source` (a device's name), for

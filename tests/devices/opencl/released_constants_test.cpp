@@ -13,9 +13,10 @@ TEST(OpenclReleasedConstants, UploadedWeightsAreFreedAndAnswersStay) {
   expect_copied_weights_released("opencl");
 }
 
-TEST(OpenclReleasedConstants, SessionsThatMayCompileAgainKeepTheirWeights) {
+// A symbolic batch and image size: every shape gets a plan of its own, wholly on opencl.
+TEST(OpenclReleasedConstants, SymbolicShapesArePlannedPerShapeOnTheDevice) {
   LOOM_REQUIRE_OPENCL();
-  expect_recompiling_session_keeps_weights("opencl");
+  expect_symbolic_model_runs_on("opencl");
 }
 
 }  // namespace

@@ -13,9 +13,10 @@ TEST(VulkanReleasedConstants, UploadedWeightsAreFreedAndAnswersStay) {
   expect_copied_weights_released("vulkan");
 }
 
-TEST(VulkanReleasedConstants, SessionsThatMayCompileAgainKeepTheirWeights) {
+// A symbolic batch and image size: every shape gets a plan of its own, wholly on vulkan.
+TEST(VulkanReleasedConstants, SymbolicShapesArePlannedPerShapeOnTheDevice) {
   LOOM_SKIP_WITHOUT_VULKAN();
-  expect_recompiling_session_keeps_weights("vulkan");
+  expect_symbolic_model_runs_on("vulkan");
 }
 
 }  // namespace

@@ -1,0 +1,96 @@
+// Plans by the shapes of the run on onednn: a model with symbolic dimensions runs wholly on the
+// device at every shape, and the plan cache stays within its bounds, freeing what it evicts.
+#include <gtest/gtest.h>
+#include <malloc.h>
+
+#include <loom/loom.hpp>
+
+#include "onednn_test_util.hpp"
+
+namespace loom::onednn_testing {
+namespace {
+
+TEST(OnednnShapePlans, SymbolicBatchAndImageSizeRunOnTheDevice) {
+  expect_symbolic_model_runs_on("onednn");
+}
+
+constexpr int64_t kK = 512, kN = 2048;  // 4 MiB of weights, which onednn copies per plan
+
+// x [N, 512] x w [512, 2048] -> Relu, with a symbolic N.
+std::filesystem::path matmul_model() {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {-1, kK});
+  m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {kK, kN}, 1, -0.1, 0.1));
+  m.node("MatMul", {"x", "w"}, {"p"});
+  m.node("Relu", {"p"}, {"y"});
+  m.output("y");
+  return m.save();
+}
+
+// Bytes the process has allocated through malloc now (small blocks and mmapped ones).
+size_t heap_in_use() {
+  struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+
+TestSession bounded_session(loom_runtime_t* runtime, loom_model_t* model, int64_t entries,
+                            int64_t bytes) {
+  loom_session_options_t o{};
+  o.struct_size = sizeof o;
+  o.devices = "onednn";
+  o.no_fallback = true;
+  o.threads = 1;
+  o.plan_cache_entries = entries;
+  o.plan_cache_bytes = bytes;
+  return open_session(runtime, model, o);
+}
+
+std::vector<std::pair<std::string, Tensor>> batch_inputs(int64_t batch) {
+  return {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {batch, kK}, 7)}};
+}
+
+TEST(OnednnShapePlans, EvictedPlansFreeTheirMemory) {
+  const auto path = matmul_model();
+  static const loom::Runtime runtime({plugin_dir()}, /*default_paths=*/false);
+  ModelHandle model = load_model(runtime.get(), path);
+  TestSession reference = open_session(runtime.get(), model.get(), "cpu");
+  TestSession session = bounded_session(runtime.get(), model.get(), 2, 0);
+  // Two shapes fill the cache; ten more each evict one plan.
+  for (int64_t batch : {3, 4}) session.run(batch_inputs(batch));
+  const size_t filled = heap_in_use();
+  for (int64_t batch = 5; batch < 15; ++batch) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    expect_outputs_match(session.run(batch_inputs(batch)), reference.run(batch_inputs(batch)));
+  }
+  const size_t after = heap_in_use();
+  const loom_plan_cache_stats_t stats = session.cache_stats();
+  EXPECT_EQ(stats.entries, 2u);
+  EXPECT_EQ(stats.misses, 12u);
+  EXPECT_EQ(stats.evictions, 10u);
+  const size_t weight_bytes = kK * kN * sizeof(float);
+  EXPECT_GE(stats.bytes, 2 * weight_bytes) << "each plan holds onednn's copy of the weights";
+  // Ten plans made and evicted: without freeing, the heap would have grown by ten copies.
+  EXPECT_LT(after, filled + weight_bytes)
+      << "the heap grew from " << filled << " to " << after << " bytes over ten evictions";
+  std::filesystem::remove(path);
+}
+
+TEST(OnednnShapePlans, TheByteBoundEvictsAllButTheCurrentPlan) {
+  const auto path = matmul_model();
+  static const loom::Runtime runtime({plugin_dir()}, /*default_paths=*/false);
+  ModelHandle model = load_model(runtime.get(), path);
+  TestSession reference = open_session(runtime.get(), model.get(), "cpu");
+  // Room for one plan's weights and a half: every new plan evicts the one before.
+  TestSession session = bounded_session(runtime.get(), model.get(), 0, kK * kN * 6);
+  for (int64_t batch : {1, 2, 3, 1}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    expect_outputs_match(session.run(batch_inputs(batch)), reference.run(batch_inputs(batch)));
+    EXPECT_EQ(session.cache_stats().entries, 1u);
+  }
+  EXPECT_EQ(session.cache_stats().evictions, 3u);
+  EXPECT_EQ(session.cache_stats().capacity_entries, 16u);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace loom::onednn_testing
