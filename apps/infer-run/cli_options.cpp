@@ -101,8 +101,9 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
       ->type_name("NAME=FILE")
       ->allow_extra_args(false);  // one value per flag: a positional model is never swallowed
   app.add_option("--shape", shapes,
-                 "Shape of a generated input, NAME=1x3x224x224 ('NAME=' for "
-                 "a scalar)")
+                 "Shape of input NAME, NAME=1x3x224x224 ('NAME=' for a scalar): a generated "
+                 "input takes it, and the session fixes the input's symbolic dimensions to it "
+                 "and compiles at creation")
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
   app.add_option("--seed", o.seed, "Seed of the generated inputs")->capture_default_str();
@@ -139,7 +140,13 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
   app.add_option("--threads,-t", o.threads, "Threads per device (0: all cores)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--warmup", o.warmup, "Untimed runs before measuring")
+  app.add_option("--plan-cache", o.plan_cache,
+                 "Plans kept for distinct input shapes of a model with symbolic dimensions, "
+                 "least recently used evicted first (0: the default, 16)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
+      ->capture_default_str();
+  app.add_option("--warmup", o.warmup,
+                 "Runs before measuring (the first is reported apart as the first run)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--repeat,-r", o.repeat, "Timed runs")

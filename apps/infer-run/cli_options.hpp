@@ -25,6 +25,7 @@ struct Options {
   std::string cost_model;           // "DEVICE.KEY=VALUE;..." from --cost
   std::string dot_file;             // --dot: write the plan as Graphviz here
   int32_t threads = 0;
+  int64_t plan_cache = 0;  // --plan-cache: plans kept per input-shape signature (0: default)
   int warmup = 0;
   int repeat = 1;
   bool json = false;

@@ -21,7 +21,8 @@ struct RunReport {
   std::vector<loom::apps::HostTensor> outputs;
   LatencyStats latency;
   double load_ms = 0;
-  double session_ms = 0;
+  double session_ms = 0;    // session creation, compilation included where shapes are known
+  double first_run_ms = 0;  // the first run, before the timed ones
   std::string plan_json;  // from loom_session_plan_json; empty when unavailable
   size_t planned_peak_bytes = 0;
 };

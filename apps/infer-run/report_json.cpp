@@ -156,6 +156,7 @@ std::string format_json_report(const RunReport& r) {
 
   w.key("load_ms").value(r.load_ms);
   w.key("session_ms").value(r.session_ms);
+  w.key("first_run_ms").value(r.first_run_ms);
   w.key("latency_ms").begin_object();
   w.key("min").value(r.latency.min_ms).key("median").value(r.latency.median_ms);
   w.key("p90").value(r.latency.p90_ms).key("max").value(r.latency.max_ms);

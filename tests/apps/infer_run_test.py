@@ -17,6 +17,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 TESTDATA = "/usr/share/libonnx-testdata/data/node/test_add"
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXIT_USAGE, EXIT_MODEL, EXIT_RUNTIME, EXIT_PLUGIN = 2, 3, 4, 5
 
 
@@ -226,6 +227,51 @@ def case_run_random_inputs(env):
     assert json.loads(p.stdout)["outputs"]["z"]["shape"] == [2, 3], p.stdout
     expect_error(env.run(dyn, "--shape", "x=2x4", "--shape", "y=2x3"), EXIT_USAGE,
                  "input 'x'", "[2, 4]")
+
+
+def case_shape_plans(env):
+    """Symbolic dimensions: a plan per input-shape signature, --shape compiles at creation,
+    --plan-cache bounds the plans, and the first run is reported apart."""
+    dyn = add_model(env, "add_symbolic", TensorProto.FLOAT, ["N", 3])
+    # --shape fixes the shapes: one plan, compiled at creation, which every run then finds.
+    p = env.run(dyn, "--shape", "x=2x3", "--shape", "y=2x3", "--json", "--repeat", "2")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    cache = doc["plan"]["plan_cache"]
+    assert (cache["entries"], cache["misses"], cache["hits"]) == (1, 1, 3), cache
+    assert doc["first_run_ms"] >= 0 and doc["latency_ms"]["runs"] == 2, doc
+    # Inputs from files leave the shapes symbolic: the plan is made at the first run, for the
+    # shapes fed, and --explain names them.
+    for name in ("x", "y"):
+        np.save(env.path(name + ".npy"), np.ones((4, 3), np.float32))
+    p = env.run(dyn, "--input", "x=" + env.path("x.npy"), "--input", "y=" + env.path("y.npy"),
+                "--json", "--explain", "--plan-cache", "3")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["plan"]["signature"] == "x=4x3, y=4x3", doc["plan"]
+    cache = doc["plan"]["plan_cache"]
+    assert (cache["entries"], cache["misses"], cache["capacity_entries"]) == (1, 1, 3), cache
+    assert "plan for input shapes x=4x3, y=4x3 (the last run's)" in p.stderr, p.stderr
+    assert doc["outputs"]["z"]["values"] == [2.0] * 12, doc["outputs"]
+    p = env.run(dyn, "--shape", "x=2x3", "--shape", "y=2x3", "--plan-cache", "-1")
+    assert p.returncode == EXIT_USAGE, p.stderr
+    # The text report names the first run.
+    p = env.run(dyn, "--shape", "x=2x3", "--shape", "y=2x3")
+    assert p.returncode == 0 and "first run" in p.stdout, p.stdout
+
+    # The digits demo (batch N) on onednn: every node but ArgMax there at batch 8.
+    if not os.path.exists(os.path.join(env.plugin_dir, "loom_onednn.so")):
+        print("no onednn plugin: the demo part is skipped")
+        return
+    demo = os.path.join(REPO, "apps", "infer-run", "demo")
+    p = env.run(os.path.join(demo, "digits.onnx"), "--input",
+                "image=" + os.path.join(demo, "samples.npy"), "--device", "onednn,cpu", "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    on = {}
+    for sg in doc["plan"]["subgraphs"]:
+        on[sg["device"]] = on.get(sg["device"], 0) + sg["nodes"]
+    assert on.get("onednn", 0) >= 8 and on.get("cpu", 0) <= 1, (on, doc["plan"])
 
 
 def case_sequence_models(env):
