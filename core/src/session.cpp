@@ -114,6 +114,7 @@ void Session::finish_construction() {
       if (evaluated == model_) break;
       model_ = fold_shape_computations(evaluated, runtime_.schemas, fold_stats_);
     }
+    model_ = fold_nested_graphs(model_, 0);
     // The session's own graph, even when nothing folded: release_constant edits its
     // values, and the application's model must stay whole for other sessions.
     if (model_->graph.get() == callers_graph) {
@@ -122,20 +123,7 @@ void Session::finish_construction() {
       model_ = std::move(own);
     }
   } else {
-    // A control-flow body's inputs are whatever the step feeds (Loop-carried values may
-    // change shape; declarations of [] and [1] both occur), so no extent is checked at run
-    // time and folding must not trust the declared ones: fold with the inputs' shapes
-    // unknown, then give the folded graph its declarations back for placement.
-    auto relaxed = std::make_shared<Model>(*model_);
-    relaxed->graph = std::make_shared<Graph>(*model_->graph);
-    for (int id : relaxed->graph->inputs)
-      if (!relaxed->graph->values[id].constant) relaxed->graph->values[id].shape = Shape{};
-    auto folded = fold_shape_computations(relaxed, runtime_.schemas, fold_stats_);
-    if (folded != relaxed) {
-      for (int id : folded->graph->inputs)
-        folded->graph->values[id].shape = model_->graph->values[id].shape;
-      model_ = folded;
-    }
+    model_ = fold_body(model_);
   }
   if (fold_stats_.nodes || fold_stats_.constant_nodes || fold_stats_.identities ||
       fold_stats_.noop_pads || fold_stats_.fused_pads || fold_stats_.evaluated_nodes)
@@ -148,6 +136,52 @@ void Session::finish_construction() {
                              fold_stats_.identities, fold_stats_.noop_pads, fold_stats_.fused_pads,
                              fold_stats_.evaluated_nodes));
   partition();
+}
+
+std::shared_ptr<Model> Session::fold_body(const std::shared_ptr<Model>& body) {
+  // A control-flow body's inputs are whatever the step feeds (Loop-carried values may change
+  // shape; declarations of [] and [1] both occur), so no extent is checked at run time and
+  // folding must not trust the declared ones: fold with the inputs' shapes unknown, then give
+  // the folded graph its declarations back for placement.
+  auto relaxed = std::make_shared<Model>(*body);
+  relaxed->graph = std::make_shared<Graph>(*body->graph);
+  for (int id : relaxed->graph->inputs)
+    if (!relaxed->graph->values[id].constant) relaxed->graph->values[id].shape = Shape{};
+  auto folded = fold_shape_computations(relaxed, runtime_.schemas, fold_stats_);
+  if (folded == relaxed) return body;
+  for (int id : folded->graph->inputs)
+    folded->graph->values[id].shape = body->graph->values[id].shape;
+  return folded;
+}
+
+std::shared_ptr<Model> Session::fold_nested_graphs(const std::shared_ptr<Model>& model, int depth) {
+  // The bodies of If/Loop/Scan nodes are folded as their child sessions would fold them, and
+  // their nodes of constants evaluated, before this graph is placed: PyTorch exports F.pad's
+  // pads as a chain of constant nodes inside each branch, and only once that chain is folded
+  // can inference tell the branches' shapes, and so the If's outputs, on which everything after
+  // it depends (a streaming model's LSTM ran on cpu behind an If on its sample rate). The
+  // builder bounds nesting; so does kMaxBranchDepth here.
+  constexpr int kMaxNestedFoldDepth = 16;
+  if (depth >= kMaxNestedFoldDepth) return model;
+  std::shared_ptr<Graph> changed;
+  const Graph& g = *model->graph;
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    for (size_t j = 0; j < g.nodes[k].attributes.size(); ++j) {
+      const std::shared_ptr<Graph>& graph = g.nodes[k].attributes[j].graph;
+      if (!graph) continue;
+      auto body = std::make_shared<Model>(*model);
+      body->graph = graph;
+      auto folded = fold_nested_graphs(fold_body(body), depth + 1);
+      auto evaluated = fold_constant_nodes(runtime_, runtime_.schemas, folded, fold_stats_);
+      if (evaluated != folded) folded = fold_body(evaluated);
+      if (folded == body) continue;
+      if (!changed) changed = std::make_shared<Graph>(g);
+      changed->nodes[k].attributes[j].graph = folded->graph;
+    }
+  if (!changed) return model;
+  auto result = std::make_shared<Model>(*model);
+  result->graph = std::move(changed);
+  return result;
 }
 
 Session::~Session() {

@@ -131,6 +131,10 @@ class Session {
 
   Session(const Session& parent, std::shared_ptr<Model> body, int depth);
   void finish_construction();
+  // A control-flow body folded with its inputs' extents unknown (session.cpp).
+  std::shared_ptr<Model> fold_body(const std::shared_ptr<Model>& body);
+  // `model` with the graphs of its If/Loop/Scan nodes folded (recursively), or `model`.
+  std::shared_ptr<Model> fold_nested_graphs(const std::shared_ptr<Model>& model, int depth);
   // Graph inputs read from the application, with what binding them tells (session_run.cpp).
   struct BoundInputs {
     std::vector<HostValue> values;  // per value id

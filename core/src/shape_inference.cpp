@@ -6,8 +6,80 @@
 #include "status.hpp"
 
 namespace loom::core {
+namespace {
+
+// Bounds the recursion through nested If branches (the builder bounds nesting at 64 levels).
+constexpr int kMaxBranchDepth = 16;
+
+void infer_graph(const Graph& g, const SchemaRegistry& schemas, std::vector<ValueFacts>& facts,
+                 int depth);
+
+// An If's outputs as its branches compute them from the facts of the values they read from
+// this graph. The schema only has the branches' declared outputs, which exporters leave
+// shapeless; then everything after the If had unknown shapes, and devices that compile for
+// static shapes refused it (a streaming model's whole LSTM behind an If on its sample rate).
+// Where both branches give a tensor of one rank, the output takes their common extents.
+void refine_if_outputs(const Graph& g, const Node& node, const SchemaRegistry& schemas,
+                       std::vector<ValueFacts>& facts, int depth) {
+  if (depth >= kMaxBranchDepth) return;
+  std::vector<std::vector<ValueFacts>> branch_outputs;
+  for (const char* name : {"then_branch", "else_branch"}) {
+    const Attribute* a = nullptr;
+    for (const Attribute& attr : node.attributes)
+      if (attr.name == name && attr.graph) a = &attr;
+    if (!a) return;
+    const Graph& branch = *a->graph;
+    std::vector<ValueFacts> branch_facts(branch.values.size());
+    for (size_t id = 0; id < branch.values.size(); ++id) {
+      if (!branch.values[id].outer_scope) continue;
+      int outer = g.find(branch.values[id].name);
+      if (outer >= 0 && facts[outer].known) branch_facts[id] = facts[outer];
+    }
+    try {
+      infer_graph(branch, schemas, branch_facts, depth + 1);
+    } catch (const Error&) {
+      return;  // the schema's answer stands; running the branch reports the problem
+    }
+    std::vector<ValueFacts> outs;
+    for (int id : branch.outputs) outs.push_back(id >= 0 ? branch_facts[id] : ValueFacts{});
+    branch_outputs.push_back(std::move(outs));
+  }
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    int id = node.outputs[i];
+    if (id < 0 || g.values[id].kind != ValueKind::kTensor) continue;
+    if (i >= branch_outputs[0].size() || i >= branch_outputs[1].size()) continue;
+    const ValueFacts& t = branch_outputs[0][i];
+    const ValueFacts& e = branch_outputs[1][i];
+    if (!t.known || !e.known || t.kind != ValueKind::kTensor || e.kind != ValueKind::kTensor ||
+        t.dtype != e.dtype || t.shape.rank < 0 || t.shape.rank != e.shape.rank)
+      continue;
+    ValueFacts& f = facts[id];
+    if (f.dtype != LOOM_DTYPE_UNDEFINED && f.dtype != t.dtype) continue;  // contradicts: leave it
+    Shape joined;
+    joined.rank = t.shape.rank;
+    joined.dims = t.shape.dims;
+    for (int32_t d = 0; d < joined.rank; ++d)
+      if (joined.dims[d] != e.shape.dims[d]) joined.dims[d] = -1;
+    // Only where it tells more than the schema did.
+    if (f.shape.rank == joined.rank)
+      for (int32_t d = 0; d < joined.rank; ++d)
+        if (joined.dims[d] < 0) joined.dims[d] = f.shape.dims[d];
+    if (f.shape.rank >= 0 && f.shape.rank != joined.rank) continue;
+    f.dtype = t.dtype;
+    f.shape = joined;
+  }
+}
+
+}  // namespace
 
 void infer_shapes(const Graph& g, const SchemaRegistry& schemas, std::vector<ValueFacts>& facts) {
+  infer_graph(g, schemas, facts, 0);
+}
+
+namespace {
+
+void infer_graph(const Graph& g, const SchemaRegistry& schemas, std::vector<ValueFacts>& facts,
+                 int depth) {
   facts.resize(g.values.size());
   for (size_t id = 0; id < g.values.size(); ++id) {
     const Value& v = g.values[id];
@@ -108,7 +180,10 @@ void infer_shapes(const Graph& g, const SchemaRegistry& schemas, std::vector<Val
         f.shape = v.shape;
       }
     }
+    if (node.op_type == "If" && (node.domain.empty() || node.domain == "ai.onnx"))
+      refine_if_outputs(g, node, schemas, facts, depth);
   }
 }
 
+}  // namespace
 }  // namespace loom::core

@@ -4,6 +4,7 @@
 #include <malloc.h>
 
 #include <loom/loom.hpp>
+#include <utility>
 
 #include "onednn_test_util.hpp"
 
@@ -89,6 +90,77 @@ TEST(OnednnShapePlans, TheByteBoundEvictsAllButTheCurrentPlan) {
   }
   EXPECT_EQ(session.cache_stats().evictions, 3u);
   EXPECT_EQ(session.cache_stats().capacity_entries, 16u);
+  std::filesystem::remove(path);
+}
+
+// An If branch as PyTorch exports F.pad: the pads come from a chain of constant nodes
+// (Constant -> Transpose -> Reshape), then Pad reads x from the enclosing graph. `table` is the
+// [2, 4] constant whose transpose, flattened, is the pads.
+void pad_branch(::onnx::GraphProto& g, const std::string& tag, std::vector<int64_t> table) {
+  g.set_name(tag);
+  auto constant = [&](const std::string& out, std::vector<int64_t> dims,
+                      const std::vector<int64_t>& values) {
+    auto* n = g.add_node();
+    n->set_op_type("Constant");
+    n->add_output(out);
+    auto* a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(::onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(::onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
+  };
+  auto node = [&](const char* op, std::vector<std::string> in, const std::string& out) {
+    auto* n = g.add_node();
+    n->set_op_type(op);
+    for (const auto& i : in) n->add_input(i);
+    n->add_output(out);
+  };
+  constant(tag + "_table", {2, 4}, table);
+  node("Transpose", {tag + "_table"}, tag + "_t");
+  constant(tag + "_shape", {1}, {8});
+  node("Reshape", {tag + "_t", tag + "_shape"}, tag + "_pads");
+  node("Pad", {"x", tag + "_pads"}, tag + "_padded");
+  g.add_output()->set_name(tag + "_padded");
+}
+
+// Both branches pad x [1, 4, 6, 6] to [1, 4, 8, 8] (1 on each side; 2 above and 2 right), and a
+// Conv reads the If's output. Folded and inferred through the branches, the If's output shape
+// is static, so onednn takes the Conv; it used to run on cpu ("input shape depends on data").
+TEST(OnednnShapePlans, NodesAfterAnIfWithStaticBranchShapesRunOnTheDevice) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, 4, 6, 6});
+  m.input("flag", LOOM_DTYPE_BOOL, {});
+  m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {8, 4, 3, 3}, 3));
+  NodeRef branch = m.node("If", {"flag"}, {"padded"}, "if");
+  for (const auto& [name, table] :
+       {std::pair<std::string, std::vector<int64_t>>{"then_branch", {0, 1, 0, 1, 0, 1, 0, 1}},
+        {"else_branch", {0, 2, 0, 0, 0, 0, 0, 2}}}) {
+    auto* a = branch.proto().add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::GRAPH);
+    pad_branch(*a->mutable_g(), name.substr(0, 4), table);
+  }
+  m.node("Conv", {"padded", "w"}, {"y"}, "conv");
+  m.output("y");
+  RunOptions options;
+  options.devices = "onednn,cpu";
+  for (bool flag : {true, false}) {
+    SCOPED_TRACE(flag ? "then" : "else");
+    Tensor f;
+    f.dtype = LOOM_DTYPE_BOOL;
+    f.bytes = {static_cast<uint8_t>(flag)};
+    expect_matches_cpu(m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 4, 6, 6}, 4)}, {"flag", f}},
+                       options);
+  }
+  static const loom::Runtime runtime({plugin_dir()}, /*default_paths=*/false);
+  const auto path = m.save();
+  ModelHandle model = load_model(runtime.get(), path);
+  TestSession session = open_session(runtime.get(), model.get(), "onednn,cpu");
+  const std::string plan = session.plan_json();
+  // The Conv is onednn's: a subgraph there with one node (the If runs as a host step).
+  EXPECT_NE(plan.find("{\"device\":\"onednn\",\"nodes\":1"), std::string::npos) << plan;
   std::filesystem::remove(path);
 }
 
