@@ -41,6 +41,12 @@ TEST(NeonDevice, MobileNetBlockRunsOnNeonAlone) {
                           {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 8, 15, 15}, 9)}});
 }
 
+// Symbolic batch, height and width: each input-shape signature is planned for its shapes and
+// runs wholly on neon (device_test_support's expect_symbolic_model_runs_on).
+TEST(NeonDevice, SymbolicShapesArePlannedPerShapeOnTheDevice) {
+  device_testing::expect_symbolic_model_runs_on("neon");
+}
+
 TEST(NeonDevice, Fp16GemmKernelsWhereTheCpuHasThem) {
   RunOptions f16 = on_neon();
   f16.device_options = "precision=f16";
