@@ -15,6 +15,8 @@
 namespace loom::core {
 namespace {
 
+constexpr int64_t kMaxOverrideElements = int64_t{1} << 40;
+
 std::string dims_text(const int64_t* dims, int32_t rank) {
   std::string s;
   for (int32_t d = 0; d < rank; ++d) s += (d ? "x" : "") + std::to_string(dims[d]);
@@ -36,7 +38,7 @@ std::vector<int64_t> parse_dims(const std::string& text, const std::string& what
     } catch (...) {
       used = 0;
     }
-    if (item.empty() || used != item.size() || v < 0 || v > (int64_t{1} << 40))
+    if (item.empty() || used != item.size() || v < 0 || v > kMaxOverrideElements)
       fail(LOOM_ERROR_INVALID_ARGUMENT,
            what + ": '" + item + "' is not a dimension (expected e.g. 1x3x224x224)");
     dims.push_back(v);
@@ -46,6 +48,13 @@ std::vector<int64_t> parse_dims(const std::string& text, const std::string& what
   if (dims.size() > LOOM_MAX_RANK)
     fail(LOOM_ERROR_INVALID_ARGUMENT,
          what + ": more than " + std::to_string(LOOM_MAX_RANK) + " dimensions");
+  // No data backs an override, so nothing else bounds it before the session plans buffers
+  // for it: the element count must stay countable (and far below what memory could hold).
+  int64_t count = 1;
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(count, d, &count) || count > kMaxOverrideElements)
+      fail(LOOM_ERROR_INVALID_ARGUMENT,
+           what + ": more than 2^40 elements; give the shape the model will really be fed");
   return dims;
 }
 

@@ -178,6 +178,8 @@ TEST(ShapePlans, BadOptionsAreClearErrors) {
            Case{"x=1xax4", "shape override 'x=1xax4': 'a' is not a dimension"},
            Case{"x=-1x2x4", "'-1' is not a dimension"},
            Case{"d0=1x2", "'d0' is a symbolic dimension and takes one extent"},
+           Case{"x=1048576x1048576x4", "more than 2^40 elements"},
+           Case{"x=4294967296x4294967296x4", "more than 2^40 elements"},
            Case{"x", "must look like INPUT=DIMS"},
        }) {
     SCOPED_TRACE(c.overrides);
