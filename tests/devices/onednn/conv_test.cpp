@@ -504,6 +504,26 @@ TEST(OnednnConvTranspose, StridedGroupedWithOutputPadding) {
   }
 }
 
+// DBNet's head: after a blocked Conv, a 2x2 stride-2 ConvTranspose to 16 channels (blocked) and
+// one to a single channel (plain tensors, oneDNN's gemm implementation), then Sigmoid.
+TEST(OnednnConvTranspose, FewOutputChannelsAfterBlockedLayers) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, 16, 12, 10});
+  m.initializer("wc", random_tensor(LOOM_DTYPE_FLOAT32, {16, 16, 3, 3}, 2, -0.3, 0.3));
+  m.initializer("w16", random_tensor(LOOM_DTYPE_FLOAT32, {16, 16, 2, 2}, 3, -0.3, 0.3));
+  m.initializer("b16", random_tensor(LOOM_DTYPE_FLOAT32, {16}, 4));
+  m.initializer("w1", random_tensor(LOOM_DTYPE_FLOAT32, {16, 1, 2, 2}, 5, -0.3, 0.3));
+  m.initializer("b1", random_tensor(LOOM_DTYPE_FLOAT32, {1}, 6));
+  m.node("Conv", {"x", "wc"}, {"c"}).ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"r"});
+  m.node("ConvTranspose", {"r", "w16", "b16"}, {"u"}).ints("strides", {2, 2});
+  m.node("Relu", {"u"}, {"ur"});
+  m.node("ConvTranspose", {"ur", "w1", "b1"}, {"p"}).ints("strides", {2, 2});
+  m.node("Sigmoid", {"p"}, {"y"});
+  m.output("y");
+  check_unary_model(m, {1, 16, 12, 10});
+}
+
 TEST(OnednnConvTranspose, OneDimensionalDilated) {
   ModelBuilder m;
   m.input("x", LOOM_DTYPE_FLOAT32, {2, 3, 9});
