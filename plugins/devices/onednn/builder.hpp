@@ -313,6 +313,7 @@ void emit_reduce(Builder& b, int node);         // ops_reduce.cpp
 void emit_resize(Builder& b, int node);         // ops_resize.cpp: Resize, Upsample
 void emit_slice(Builder& b, int node);          // ops_slice.cpp: Slice, Split
 void emit_gather(Builder& b, int node);         // ops_slice.cpp: Gather, constant indices
+void emit_lstm(Builder& b, int node);           // ops_rnn.cpp: LSTM
 
 // The permutation a Transpose node applies (its perm, else the reversed axes; ops_layout.cpp).
 std::vector<int64_t> transpose_perm(const IrNode& n, size_t rank);

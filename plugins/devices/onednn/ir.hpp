@@ -75,6 +75,8 @@ std::optional<float> scalar_constant(const IrGraph& g, int id);
 std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node);
 // The same for Resize and Upsample (ops_resize.cpp).
 std::string why_resize_unsupported(const loom_graph_t& graph, const loom_node_t& node);
+// The same for LSTM (ops_rnn.cpp).
+std::string why_lstm_unsupported(const loom_graph_t& graph, const loom_node_t& node);
 // The same for Slice, Split and Gather (ops_slice.cpp, which applies the same rules when it
 // emits them).
 std::string why_slice_unsupported(const loom_graph_t& graph, const loom_node_t& node);

@@ -229,6 +229,7 @@ std::string check_op(const loom_graph_t& graph, const loom_node_t& node) {
   if (op == "Erf") return in_gelu_pattern(graph, node) ? "" : "Erf outside the GELU pattern";
   if (layout_ops().count(op)) return "";
   if (op == "Resize" || op == "Upsample") return why_resize_unsupported(graph, node);
+  if (op == "LSTM") return why_lstm_unsupported(graph, node);
   if (op == "Slice" || op == "Split" || op == "Gather") return why_slice_unsupported(graph, node);
   return "no oneDNN mapping for " + op;
 }
