@@ -114,12 +114,25 @@ Session::Body Session::make_body(const Attribute& a,
     Value& v = bg.values[id];
     if (!v.outer_scope) continue;
     v.outer_scope = false;
+    int outer = g.find(v.name);
+    if (outer >= 0 && g.values[outer].constant && !g.values[outer].graph_input &&
+        g.values[outer].constant->data) {
+      // A weight of the enclosing graph (an If branch's convolution filters): a constant of
+      // the body too, sharing its bytes, so that devices that need constant weights take the
+      // node, and nothing is fed per run.
+      const Value& c = g.values[outer];
+      v.constant = c.constant;
+      v.kind = c.kind;
+      v.dtype = c.dtype;
+      v.shape = c.shape;
+      continue;
+    }
     v.graph_input = true;
     bg.inputs.push_back(static_cast<int>(id));
     b.outer.push_back(v.name);
     // Typed from what the enclosing graph infers, for placement; the child session checks
     // no extents of its inputs at run time (see Session::run).
-    int pid = g.find(v.name);
+    int pid = outer;
     if (pid >= 0 && v.dtype == LOOM_DTYPE_UNDEFINED) {
       const ValueFacts& f = declared[pid];
       v.kind = f.known ? f.kind : g.values[pid].kind;

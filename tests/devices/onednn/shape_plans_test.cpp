@@ -164,5 +164,46 @@ TEST(OnednnShapePlans, NodesAfterAnIfWithStaticBranchShapesRunOnTheDevice) {
   std::filesystem::remove(path);
 }
 
+// Each branch convolves x with a weight of the enclosing graph: the branch's child session sees
+// it as a constant (not an input fed per run), so onednn, which needs constant weights, takes
+// the Conv. With fallback off, the run would otherwise fail.
+TEST(OnednnShapePlans, BranchesReadTheEnclosingGraphsWeightsAsConstants) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, 4, 6, 6});
+  m.input("flag", LOOM_DTYPE_BOOL, {});
+  m.initializer("w3", random_tensor(LOOM_DTYPE_FLOAT32, {8, 4, 3, 3}, 3));
+  m.initializer("w1", random_tensor(LOOM_DTYPE_FLOAT32, {8, 4, 1, 1}, 4));
+  NodeRef branch = m.node("If", {"flag"}, {"y"}, "if");
+  for (const char* name : {"then_branch", "else_branch"}) {
+    auto* a = branch.proto().add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::GRAPH);
+    ::onnx::GraphProto& g = *a->mutable_g();
+    g.set_name(name);
+    bool then = std::string(name) == "then_branch";
+    auto* conv = g.add_node();
+    conv->set_op_type("Conv");
+    conv->add_input("x");
+    conv->add_input(then ? "w3" : "w1");
+    conv->add_output(std::string(name) + "_y");
+    if (then) {
+      auto* pads = conv->add_attribute();
+      pads->set_name("pads");
+      pads->set_type(::onnx::AttributeProto::INTS);
+      for (int i = 0; i < 4; ++i) pads->add_ints(1);
+    }
+    g.add_output()->set_name(std::string(name) + "_y");
+  }
+  m.output("y");
+  for (bool flag : {true, false}) {
+    SCOPED_TRACE(flag ? "then" : "else");
+    Tensor f;
+    f.dtype = LOOM_DTYPE_BOOL;
+    f.bytes = {static_cast<uint8_t>(flag)};
+    expect_matches_cpu(m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 4, 6, 6}, 5)}, {"flag", f}},
+                       onednn_only());
+  }
+}
+
 }  // namespace
 }  // namespace loom::onednn_testing
