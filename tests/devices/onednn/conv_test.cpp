@@ -522,6 +522,26 @@ TEST(OnednnConvTranspose, FewOutputChannelsAfterBlockedLayers) {
   m.node("Sigmoid", {"p"}, {"y"});
   m.output("y");
   check_unary_model(m, {1, 16, 12, 10});
+  // Kernel 2, stride 2, no pads: both run as a 1x1 Conv and a depth-to-space reorder.
+  size_t as_conv = 0;
+  for (const std::string& step :
+       compiled_steps(m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 16, 12, 10}, 1)}}))
+    as_conv += step.find("as 1x1 Conv") != std::string::npos;
+  EXPECT_EQ(as_conv, 2u);
+}
+
+// Overlapping windows (kernel 3, stride 2), pads or output_padding keep the deconvolution.
+TEST(OnednnConvTranspose, OverlappingWindowsStayDeconvolutions) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {2, 8, 5, 6});
+  m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {8, 3, 3, 3}, 2));
+  m.initializer("b", random_tensor(LOOM_DTYPE_FLOAT32, {3}, 3));
+  m.node("ConvTranspose", {"x", "w", "b"}, {"y"}).ints("strides", {2, 2});
+  m.output("y");
+  check_unary_model(m, {2, 8, 5, 6});
+  for (const std::string& step :
+       compiled_steps(m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {2, 8, 5, 6}, 1)}}))
+    EXPECT_EQ(step.find("as 1x1 Conv"), std::string::npos) << step;
 }
 
 TEST(OnednnConvTranspose, OneDimensionalDilated) {
