@@ -64,15 +64,14 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# Shared with the other benchmarks: the ONNX Runtime version, logging, timed child processes.
+from bench_vs_onnxruntime import ORT_VERSION, log, run_measured  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GENERATE_MODELS = os.path.join(REPO, "tests", "models", "generate_models.py")
 CYCLE_SOURCE = os.path.join(REPO, "tests", "bench", "cycle_shapes.c")
-ORT_VERSION = "1.30.0"
 OV_VERSION = "2026.4.1"
-
-
-def log(message):
-    print(message, file=sys.stderr, flush=True)
 
 
 # ---- models begin (the stamp hashes the text from here to "models end") --------------------
@@ -492,18 +491,6 @@ def ensure_venv(venv, openvino):
     if system_numpy != venv_numpy:
         log(f"warning: the venv uses numpy {venv_numpy}, the system {system_numpy}")
     return python
-
-
-def run_measured(command, env=None):
-    """Runs command; returns (stdout, peak RSS in MiB of that process)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(command, stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(process.pid, 0)
-        out.seek(0)
-        err.seek(0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise RuntimeError(f"{' '.join(command)} failed: {err.read().decode()[-2000:]}")
-        return out.read().decode(), usage.ru_maxrss / 1024.0
 
 
 # ---- the three runtimes ----------------------------------------------------------------------
