@@ -160,7 +160,7 @@ std::shared_ptr<Model> Session::fold_nested_graphs(const std::shared_ptr<Model>&
   // pads as a chain of constant nodes inside each branch, and only once that chain is folded
   // can inference tell the branches' shapes, and so the If's outputs, on which everything after
   // it depends (a streaming model's LSTM ran on cpu behind an If on its sample rate). The
-  // builder bounds nesting; so does kMaxBranchDepth here.
+  // builder bounds nesting; so does kMaxNestedFoldDepth here.
   constexpr int kMaxNestedFoldDepth = 16;
   if (depth >= kMaxNestedFoldDepth) return model;
   std::shared_ptr<Graph> changed;
