@@ -38,17 +38,19 @@ def log(message):
 
 # ---- environment --------------------------------------------------------------------------
 
-def ensure_venv(venv):
-    """Creates the venv with onnxruntime if needed; returns its python."""
+def ensure_venv(venv, extra=()):
+    """Creates the venv with onnxruntime (and the (module, version) pairs of `extra`) if needed;
+    returns its python."""
     python = os.path.join(venv, "bin", "python")
     if not os.path.exists(python):
         log(f"creating {venv} (system site packages visible)")
         subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv], check=True)
-    probe = subprocess.run([python, "-c", "import onnxruntime; print(onnxruntime.__version__)"],
-                           capture_output=True, text=True)
-    if probe.returncode != 0 or probe.stdout.strip() != ORT_VERSION:
-        log(f"installing onnxruntime=={ORT_VERSION} into {venv}")
-        subprocess.run([python, "-m", "pip", "install", "-q", f"onnxruntime=={ORT_VERSION}"], check=True)
+    for module, version in [("onnxruntime", ORT_VERSION), *extra]:
+        probe = subprocess.run([python, "-c", f"import {module}; print({module}.__version__)"],
+                               capture_output=True, text=True)
+        if probe.returncode != 0 or not probe.stdout.strip().startswith(version):
+            log(f"installing {module}=={version} into {venv}")
+            subprocess.run([python, "-m", "pip", "install", "-q", f"{module}=={version}"], check=True)
     system_numpy = subprocess.run(["/usr/bin/python3", "-c", "import numpy; print(numpy.__version__)"],
                                   capture_output=True, text=True).stdout.strip()
     venv_numpy = subprocess.run([python, "-c", "import numpy; print(numpy.__version__)"],

@@ -67,6 +67,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # Shared with the other benchmarks: the ONNX Runtime version, logging, timed child processes.
 from bench_vs_onnxruntime import ORT_VERSION, log, run_measured  # noqa: E402
+from bench_vs_onnxruntime import ensure_venv as bench_ensure_venv  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GENERATE_MODELS = os.path.join(REPO, "tests", "models", "generate_models.py")
@@ -472,25 +473,8 @@ def case_inputs(cache, name, index):
 # ---- environment ---------------------------------------------------------------------------
 
 def ensure_venv(venv, openvino):
-    """Creates the venv with onnxruntime (and openvino) if needed; returns its python."""
-    python = os.path.join(venv, "bin", "python")
-    if not os.path.exists(python):
-        log(f"creating {venv} (system site packages visible)")
-        subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv], check=True)
-    wanted = [("onnxruntime", ORT_VERSION)] + ([("openvino", OV_VERSION)] if openvino else [])
-    for module, version in wanted:
-        probe = subprocess.run([python, "-c", f"import {module}; print({module}.__version__)"],
-                               capture_output=True, text=True)
-        if probe.returncode != 0 or not probe.stdout.strip().startswith(version):
-            log(f"installing {module}=={version} into {venv}")
-            subprocess.run([python, "-m", "pip", "install", "-q", f"{module}=={version}"], check=True)
-    system_numpy = subprocess.run(["/usr/bin/python3", "-c", "import numpy; print(numpy.__version__)"],
-                                  capture_output=True, text=True).stdout.strip()
-    venv_numpy = subprocess.run([python, "-c", "import numpy; print(numpy.__version__)"],
-                                capture_output=True, text=True).stdout.strip()
-    if system_numpy != venv_numpy:
-        log(f"warning: the venv uses numpy {venv_numpy}, the system {system_numpy}")
-    return python
+    """The shared benchmark venv, with OpenVINO too unless skipped; returns its python."""
+    return bench_ensure_venv(venv, [("openvino", OV_VERSION)] if openvino else [])
 
 
 # ---- the three runtimes ----------------------------------------------------------------------
