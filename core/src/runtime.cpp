@@ -4,14 +4,22 @@
 #include "status.hpp"
 
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 #ifndef LOOM_BUILD_PLUGIN_DIR
 #define LOOM_BUILD_PLUGIN_DIR ""
@@ -36,6 +44,8 @@ namespace {
 
 // host->log has no context argument: messages go to the most recently created runtime.
 std::atomic<const Runtime*> g_log_runtime{nullptr};
+// Set in an isolated probe's child: its plugin log messages would repeat those of the real load.
+std::atomic<bool> g_quiet{false};
 
 const char* level_name(loom_log_level_t level) {
   switch (level) {
@@ -66,6 +76,7 @@ const char* api_status_message(const loom_status_t* s) { return s ? s->message.c
 void api_status_free(loom_status_t* s) { delete s; }
 
 void api_log(loom_log_level_t level, const char* source, const char* message) {
+  if (g_quiet.load()) return;
   const Runtime* rt = g_log_runtime.load();
   std::string src = source ? source : "plugin";
   std::string msg = message ? message : "";
@@ -154,6 +165,99 @@ std::string libloom_dir() {
   return {};
 }
 
+// ---- the exit guard -----------------------------------------------------------------------
+// A plugin that calls exit() while it loads (in a constructor or in its entry) ends the
+// process with the status it chose, often 0, so `infer-run` would "succeed" and nothing would
+// name the plugin. While a plugin loads, its path is kept here and an on_exit handler (glibc:
+// unlike atexit it is given the status) names it on stderr. A status of 0 becomes 1: the
+// handler calls _exit(1) at once, which skips the remaining exit handlers, static destructors
+// and stdio flushing (stdio is flushed by hand first). A non-zero status is kept and the exit
+// goes on normally. Plugin loads are serialised by g_load_mutex, so one path is enough.
+std::recursive_mutex g_load_mutex;
+char g_loading_path[4096];
+std::atomic<bool> g_loading{false};
+// In an isolated probe's child (see probe_isolated), exit() ends the child with this status
+// instead, and the parent reports it.
+std::atomic<bool> g_in_probe_child{false};
+constexpr int kProbeCalledExit = 121;
+
+void exit_guard(int status, void*) {
+  if (!g_loading.load()) return;
+  if (g_in_probe_child.load()) ::_exit(kProbeCalledExit);
+  std::fflush(stdout);
+  std::fprintf(stderr, "loom: plugin %s called exit(%d) while loading; %s\n", g_loading_path,
+               status,
+               status == 0 ? "the process exits with status 1 instead (remove or fix the plugin)"
+                           : "(remove or fix the plugin)");
+  std::fflush(stderr);
+  if (status == 0) ::_exit(1);
+}
+
+void install_exit_guard() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // on_exit handlers are not removed when a library is dlclose()d: keep libloom mapped for
+    // the life of the process, so that the handler never points into unmapped code when an
+    // application dlopen()s and closes libloom. The handle is kept on purpose.
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&exit_guard), &info) && info.dli_fname)
+      (void)dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+    ::on_exit(exit_guard, nullptr);
+  });
+}
+
+// Marks a plugin load (from dlopen to the end of its entry call) for the exit guard, and
+// serialises loads across runtimes.
+class LoadingScope {
+ public:
+  explicit LoadingScope(const std::string& path) : lock_(g_load_mutex) {
+    install_exit_guard();
+    was_loading_ = g_loading.load();
+    std::memcpy(saved_, g_loading_path, sizeof saved_);
+    std::snprintf(g_loading_path, sizeof g_loading_path, "%s", path.c_str());
+    g_loading.store(true);
+  }
+  ~LoadingScope() {
+    g_loading.store(was_loading_);
+    std::memcpy(g_loading_path, saved_, sizeof saved_);
+  }
+  LoadingScope(const LoadingScope&) = delete;
+  LoadingScope& operator=(const LoadingScope&) = delete;
+
+ private:
+  std::lock_guard<std::recursive_mutex> lock_;
+  bool was_loading_ = false;
+  char saved_[sizeof g_loading_path];
+};
+
+// ---- the isolated probe -------------------------------------------------------------------
+constexpr auto kProbeTimeout = std::chrono::seconds(10);
+
+// Threads of this process, from /proc (0 when unknown).
+size_t thread_count() {
+  std::error_code ec;
+  size_t n = 0;
+  for (auto it = fs::directory_iterator("/proc/self/task", ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec))
+    ++n;
+  return n;
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+// True when the isolated probe was asked for: the runtime option where this Loom's loom.h has
+// it, or LOOM_ISOLATE_PLUGIN_PROBE=1 in the environment.
+template <typename Options>
+bool isolate_requested(const Options& options) {
+  if constexpr (requires { options.isolate_plugin_probe; })
+    if (options.isolate_plugin_probe) return true;
+  const char* env = std::getenv("LOOM_ISOLATE_PLUGIN_PROBE");
+  return env && std::strcmp(env, "1") == 0;
+}
+
 // Boost.DLL wraps dlerror() in a longer text; keep the part that names the problem.
 std::string dl_error_text(const std::exception& e) {
   std::string what = e.what();
@@ -176,6 +280,7 @@ Runtime::Runtime(const loom_runtime_options_t& options) {
   std::memset(&options_, 0, sizeof options_);
   std::memcpy(&options_, &options, std::min(options.struct_size, sizeof options_));
   g_log_runtime.store(this);
+  isolate_probe_ = isolate_requested(options_);
 
   for (size_t i = 0; i < options_.num_plugin_paths; ++i)
     if (options_.plugin_paths && options_.plugin_paths[i]) add_location(options_.plugin_paths[i], true);
@@ -192,7 +297,15 @@ Runtime::Runtime(const loom_runtime_options_t& options) {
       while (pos <= all.size()) {
         size_t end = all.find(':', pos);
         if (end == std::string::npos) end = all.size();
-        if (end > pos) add_location(all.substr(pos, end - pos), false);
+        std::string entry = all.substr(pos, end - pos);
+        // A relative entry ("." or "plugins") would load whatever the current directory holds,
+        // which changes from run to run and may belong to someone else.
+        if (!entry.empty() && entry[0] != '/')
+          log(LOOM_LOG_WARNING, "loader",
+              "LOOM_PLUGIN_PATH entry '" + entry +
+                  "' is relative and is ignored: give plugin directories as absolute paths");
+        else if (!entry.empty())
+          add_location(entry, false);
         pos = end + 1;
       }
     }
@@ -233,32 +346,57 @@ void Runtime::log(loom_log_level_t level, const std::string& source,
     std::cerr << "loom: " << level_name(level) << ": " << source << ": " << message << "\n";
 }
 
+void Runtime::record_unusable(const std::string& path, bool explicit_request,
+                              const std::string& why) {
+  PluginRecord rec;
+  rec.path = path;
+  rec.explicit_request = explicit_request;
+  rec.error = why;
+  records.push_back(rec);
+  log(explicit_request ? LOOM_LOG_ERROR : LOOM_LOG_WARNING, "loader",
+      "skipping plugin " + path + ": " + why);
+}
+
 void Runtime::add_location(const std::string& path, bool explicit_request) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     search_dirs_.push_back(path);
+    std::vector<std::string> dir_warnings = write_access_warnings(path);
+    for (const std::string& w : dir_warnings) log(LOOM_LOG_WARNING, "loader", w);
     std::vector<std::string> files;
     for (const auto& entry : fs::directory_iterator(path, ec))
-      if (entry.path().extension() == ".so" && entry.is_regular_file(ec)) files.push_back(entry.path().string());
+      if (entry.path().extension() == ".so") files.push_back(entry.path().string());
     std::sort(files.begin(), files.end());
-    for (const std::string& f : files) load_file(f, explicit_request);
-    return;
-  }
-  if (!fs::exists(path, ec)) {
-    if (explicit_request) {
-      PluginRecord rec;
-      rec.path = path;
-      rec.explicit_request = true;
-      rec.error = "no such file or directory";
-      records.push_back(rec);
-      log(LOOM_LOG_ERROR, "loader", path + ": no such file or directory");
+    for (const std::string& f : files) {
+      // A FIFO, device, directory or broken link named *.so is reported, never opened.
+      if (std::string why = plugin_path_problem(f); !why.empty()) {
+        if (tried_.insert(f).second) record_unusable(f, explicit_request, why);
+        continue;
+      }
+      load_file(f, explicit_request, dir_warnings);
     }
     return;
   }
-  load_file(path, explicit_request);
+  std::string why = plugin_path_problem(path);
+  if (why == "no such file or directory" && !explicit_request) return;  // an absent search dir
+  if (!why.empty()) {
+    if (tried_.insert(path).second) record_unusable(path, explicit_request, why);
+    return;
+  }
+  // Whoever can write the directory of an explicitly named file can replace the file, unless
+  // the directory is sticky (as /tmp is): then only the file's owner can.
+  std::string parent = fs::path(path).parent_path().string();
+  if (parent.empty()) parent = ".";
+  struct stat dir_st;
+  std::vector<std::string> dir_warnings;
+  if (::stat(parent.c_str(), &dir_st) == 0 && !(dir_st.st_mode & S_ISVTX))
+    dir_warnings = write_access_warnings(parent);
+  for (const std::string& w : dir_warnings) log(LOOM_LOG_WARNING, "loader", w);
+  load_file(path, explicit_request, dir_warnings);
 }
 
-void Runtime::load_file(const std::string& path, bool explicit_request) {
+void Runtime::load_file(const std::string& path, bool explicit_request,
+                        const std::vector<std::string>& dir_warnings) {
   std::error_code ec;
   std::string canonical = fs::canonical(path, ec).string();
   if (ec) canonical = path;
@@ -273,10 +411,24 @@ void Runtime::load_file(const std::string& path, bool explicit_request) {
         "skipping plugin " + path + ": " + why);
     records.push_back(rec);
   };
+  std::vector<std::string> warnings = dir_warnings;
+  for (const std::string& w : write_access_warnings(path)) {
+    log(LOOM_LOG_WARNING, "loader", w);
+    warnings.push_back(w);
+  }
+  for (size_t i = 0; i < warnings.size(); ++i) rec.warnings += (i ? "; " : "") + warnings[i];
 
   if (std::string bad = check_elf_file(path); !bad.empty()) {
     skip(bad);
     return;
+  }
+  // From here to the end of the entry call, a plugin that calls exit() is named (exit_guard).
+  LoadingScope loading(path);
+  if (isolate_probe_) {
+    if (std::string why = probe_isolated(path); !why.empty()) {
+      skip(why);
+      return;
+    }
   }
   auto library = std::make_unique<boost::dll::shared_library>();
   try {
@@ -377,6 +529,88 @@ void Runtime::load_file(const std::string& path, bool explicit_request) {
   records.push_back(rec);
   loaded_.push_back({std::move(library), info.shutdown});
   log(LOOM_LOG_DEBUG, "loader", "loaded plugin " + rec.name + " " + rec.version + " from " + path);
+}
+
+// The isolated probe (LOOM_ISOLATE_PLUGIN_PROBE=1, or the runtime option where loom.h has it):
+// a forked child dlopen()s the plugin and calls its entry with a scratch registrar, then
+// _exit(0)s. Only a plugin whose child survived is loaded for real, so one that crashes,
+// exits or hangs while it loads is named and skipped instead of ending the process. The child
+// is a copy of a possibly multi-threaded process: only the forking thread exists in it, and a
+// lock another thread held at fork time (in malloc, in the dynamic loader, in the application)
+// stays locked there forever. So the probe runs only while the process has a single thread;
+// otherwise plugins load without it, with a warning. Costs one fork and one extra dlopen per
+// plugin.
+std::string Runtime::probe_isolated(const std::string& path) {
+  if (size_t threads = thread_count(); threads > 1) {
+    if (!warned_threads_)
+      log(LOOM_LOG_WARNING, "loader",
+          "the isolated plugin probe is off: the process already runs " + std::to_string(threads) +
+              " threads, and a forked child could deadlock on a lock one of them holds (create "
+              "the runtime before starting threads)");
+    warned_threads_ = true;
+    return "";
+  }
+  std::fflush(nullptr);  // the child must not write the parent's buffered output again
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    log(LOOM_LOG_WARNING, "loader",
+        "the isolated plugin probe could not fork (" + std::string(std::strerror(errno)) +
+            "): loading " + path + " without it");
+    return "";
+  }
+  if (pid == 0) {
+    // The child: crash signals take their default action (a sanitizer's handler would turn a
+    // SIGSEGV into an exit status), exit() ends it with kProbeCalledExit (exit_guard).
+    g_in_probe_child.store(true);
+    g_quiet.store(true);
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::signal(sig, SIG_DFL);
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // A dlopen or symbol error is left to the real load, which reports it.
+    if (!handle) ::_exit(0);
+    auto entry = reinterpret_cast<loom_plugin_entry_fn>(::dlsym(handle, LOOM_PLUGIN_ENTRY_SYMBOL));
+    if (!entry) ::_exit(0);
+    loom_registrar_t scratch{this, {}, {}, {}, {}};
+    loom_plugin_info_t info;
+    std::memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    try {
+      (void)entry(&kHostApi, &scratch, &info);  // leaks the status: the child ends right away
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + kProbeTimeout;
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) {
+      // ECHILD: SIGCHLD is ignored, so the child was reaped unseen. Nothing to go on.
+      log(LOOM_LOG_WARNING, "loader",
+          "the isolated plugin probe cannot wait for its child (" +
+              std::string(std::strerror(errno)) + "): loading " + path + " without it");
+      return "";
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return "plugin did not finish loading within " + std::to_string(kProbeTimeout.count()) +
+             " s in an isolated probe (killed it); skipped";
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(20));
+  }
+  if (WIFSIGNALED(status))
+    return "plugin crashed while loading (" + signal_name(WTERMSIG(status)) +
+           ") in an isolated probe; skipped";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kProbeCalledExit)
+    return "plugin called exit() while loading in an isolated probe; skipped";
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+    return "plugin ended the process with status " + std::to_string(WEXITSTATUS(status)) +
+           " while loading in an isolated probe; skipped";
+  return "";
 }
 
 const DeviceEntry* Runtime::find_device(const std::string& family) const {

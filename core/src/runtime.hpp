@@ -43,6 +43,9 @@ struct PluginRecord {
   bool loaded = false;
   bool explicit_request = false;
   std::string name, version, registered, error;
+  // "; "-separated warnings about a plugin that may still have loaded (a world-writable file
+  // or directory, an unexpected owner). Also logged at warning level.
+  std::string warnings;
   uint32_t abi_version = 0;
 };
 
@@ -77,12 +80,20 @@ class Runtime {
   };
 
   void add_location(const std::string& path, bool explicit_request);
-  void load_file(const std::string& path, bool explicit_request);
+  void load_file(const std::string& path, bool explicit_request,
+                 const std::vector<std::string>& dir_warnings = {});
+  // A path that cannot be a plugin at all (missing, a FIFO, a symlink loop): recorded, logged.
+  void record_unusable(const std::string& path, bool explicit_request, const std::string& why);
+  // Loads and enters the plugin in a forked child first: "" when that child survived, else why
+  // the plugin must be skipped. See LOOM_ISOLATE_PLUGIN_PROBE in runtime.cpp.
+  std::string probe_isolated(const std::string& path);
 
   loom_runtime_options_t options_{};
   std::set<std::string> tried_;  // canonical paths
   std::vector<std::string> search_dirs_;
   std::vector<LoadedPlugin> loaded_;
+  bool isolate_probe_ = false;
+  bool warned_threads_ = false;  // the "probe is off: threads" warning, once per runtime
 };
 
 // Plugins get this table in loom_plugin_entry.

@@ -1,6 +1,7 @@
 // A configurable fake plugin for the loader and session tests. Compile definitions choose what
 // it is: FAKE_NAME (plugin name), FAKE_ABI (version it claims), FAKE_INIT_FAIL (entry fails),
-// FAKE_DEVICE (register the fake devices), FAKE_FORMAT (register the fake format).
+// FAKE_DEVICE (register the fake devices), FAKE_FORMAT (register the fake format), FAKE_EXIT
+// (the entry calls exit() with that status), FAKE_CRASH (the entry dies of SIGSEGV).
 //
 // The fake format reads text files "FAKEMODEL <op> <op> ...": a chain x -> op -> ... -> y on a
 // float32 vector of dynamic length N, opset 13. Device "fakehost" (host memory) runs Relu and
@@ -8,6 +9,7 @@
 // the core must copy through copy_to_host/copy_from_host.
 #include <loom/plugin.hpp>
 
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -201,6 +203,12 @@ loom_device_api_t device_api(const char* name) {
 extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_api_t* host,
                                                                loom_registrar_t* registrar,
                                                                loom_plugin_info_t* info) {
+#ifdef FAKE_EXIT
+  std::exit(FAKE_EXIT);
+#endif
+#ifdef FAKE_CRASH
+  std::raise(SIGSEGV);
+#endif
   loom::sdk::set_host(host);
   info->abi_version = FAKE_ABI;
   info->name = FAKE_NAME;
