@@ -1,5 +1,7 @@
 #include "schema_registry.hpp"
 
+#include <algorithm>
+
 #include "status.hpp"
 
 namespace loom::core {
@@ -17,7 +19,7 @@ SchemaRegistry::SchemaRegistry() {
     e.deprecated = b.deprecated;
     e.builtin_infer = b.infer;
     e.owner = "builtin";
-    domains_.insert(e.domain);
+    note_version(e.domain, e.since_version);
     by_op_[{e.domain, e.op_type}].push_back(std::move(e));
   }
 }
@@ -44,8 +46,18 @@ void SchemaRegistry::add(const loom_op_schema_t& s, const std::string& owner) {
   e.plugin_infer = s.infer;
   e.plugin_user = s.user;
   e.owner = owner;
-  domains_.insert(domain);
+  note_version(domain, e.since_version);
   versions.push_back(std::move(e));
+}
+
+void SchemaRegistry::note_version(const std::string& domain, int64_t version) {
+  int64_t& newest = newest_[domain];
+  newest = std::max(newest, version);
+}
+
+int64_t SchemaRegistry::newest_version(const std::string& domain) const {
+  auto it = newest_.find(domain == "ai.onnx" ? std::string() : domain);
+  return it == newest_.end() ? 0 : it->second;
 }
 
 const SchemaEntry* SchemaRegistry::find(const std::string& domain, const std::string& op_type,

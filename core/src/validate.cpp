@@ -1,15 +1,81 @@
 #include "validate.hpp"
 
-#include "status.hpp"
-
 #include <algorithm>
+#include <cstdlib>
+#include <iostream>
 #include <queue>
 #include <set>
+
+#include "status.hpp"
 
 namespace loom::core {
 namespace {
 
 constexpr size_t kMaxReportedProblems = 20;
+
+std::string domain_label(const std::string& domain) {
+  return domain.empty() ? "the default domain (ai.onnx)" : "domain " + domain;
+}
+
+// The domains that nodes use, in the main graph and every nested graph.
+std::set<std::string> used_domains(const Graph& main) {
+  std::set<std::string> domains;
+  std::vector<const Graph*> pending{&main};  // a stack, not recursion: nesting depth is data
+  while (!pending.empty()) {
+    const Graph* g = pending.back();
+    pending.pop_back();
+    for (const Node& node : g->nodes) {
+      domains.insert(node.domain == "ai.onnx" ? std::string() : node.domain);
+      for (const Attribute& a : node.attributes)
+        if (a.type == LOOM_ATTR_GRAPH && a.graph) pending.push_back(a.graph.get());
+    }
+  }
+  return domains;
+}
+
+bool newer_opsets_allowed(const ValidateOptions& options) {
+  if (options.allow_newer_opsets) return *options.allow_newer_opsets;
+  const char* env = std::getenv("LOOM_ALLOW_NEWER_OPSETS");
+  return env && std::string(env) == "1";
+}
+
+// An imported opset newer than every schema of its domain may have changed any op's meaning
+// (attributes added, inputs reordered, semantics altered) in ways no registered schema or kernel
+// knows, so running it with the older schemas could silently compute something else. The
+// default domain counts whenever it is imported (it is the model's opset); other domains only
+// when a node uses them, since exporters import ai.onnx.ml and others they never use. Domains
+// without any registered schema are left to the unknown-op check.
+void check_opset_range(const Model& model, const SchemaRegistry& schemas,
+                       const ValidateOptions& options) {
+  std::set<std::string> used = used_domains(*model.graph);
+  std::vector<std::string> too_new;
+  for (const auto& [imported, version] : model.opsets) {
+    std::string domain = imported == "ai.onnx" ? std::string() : imported;
+    int64_t newest = schemas.newest_version(domain);
+    if (newest == 0 || version <= newest || (!domain.empty() && !used.count(domain))) continue;
+    too_new.push_back("the model imports opset " + std::to_string(version) + " of " +
+                      domain_label(domain) + ", newer than the newest this runtime supports (" +
+                      std::to_string(newest) + ")");
+    if (newer_opsets_allowed(options)) {
+      std::string msg = too_new.back() + "; LOOM_ALLOW_NEWER_OPSETS is set, so it is validated " +
+                        "and run with the opset-" + std::to_string(newest) +
+                        " schemas, and ops changed after that may compute something else";
+      if (options.warn)
+        options.warn(msg);
+      else
+        std::cerr << "loom: warning: validate: " << msg << "\n";
+      too_new.pop_back();
+    } else {
+      too_new.back() += ": re-export the model with opset <= " + std::to_string(newest) + " for " +
+                        (domain.empty() ? std::string("ai.onnx") : domain);
+    }
+  }
+  if (too_new.empty()) return;
+  std::string msg;
+  for (const std::string& t : too_new) msg += (msg.empty() ? "" : "; ") + t;
+  msg += " (LOOM_ALLOW_NEWER_OPSETS=1 accepts it anyway, with a warning)";
+  fail(LOOM_ERROR_UNSUPPORTED, msg);
+}
 
 class Validator {
  public:
@@ -100,7 +166,8 @@ class Validator {
     const SchemaEntry* s = schemas_.find(node.domain, node.op_type, node.opset);
     if (!s) {
       std::string dom = node.domain.empty() ? "ai.onnx" : node.domain;
-      unknown_ops_.insert(node.op_type + " (domain " + dom + ", opset " + std::to_string(node.opset) + ")");
+      unknown_ops_.insert(node.op_type + " (domain " + dom + ", opset " +
+                          std::to_string(node.opset) + ")");
       return;
     }
     // Trailing omitted optional inputs/outputs do not count against the maximum.
@@ -112,7 +179,8 @@ class Validator {
     int nin = used(node.inputs), nout = used(node.outputs);
     if (nin < s->min_inputs || (s->max_inputs >= 0 && nin > s->max_inputs))
       problems_.push_back(node.describe() + " has " + std::to_string(nin) + " inputs; opset " +
-                          std::to_string(node.opset) + " allows " + range(s->min_inputs, s->max_inputs));
+                          std::to_string(node.opset) + " allows " +
+                          range(s->min_inputs, s->max_inputs));
     if (static_cast<int>(node.outputs.size()) < s->min_outputs ||
         (s->max_outputs >= 0 && nout > s->max_outputs))
       problems_.push_back(node.describe() + " has " + std::to_string(node.outputs.size()) +
@@ -201,9 +269,11 @@ class Validator {
 
 }  // namespace
 
-void validate_model(Model& model, const SchemaRegistry& schemas) {
+void validate_model(Model& model, const SchemaRegistry& schemas, const ValidateOptions& options) {
   if (!model.graph) fail(LOOM_ERROR_INVALID_MODEL, "the model has no graph");
   if (model.opsets.empty()) model.opsets[""] = 1;  // a model without opset_import (very old)
+  // First and alone: with an unknown opset, every other problem may be a consequence of it.
+  check_opset_range(model, schemas, options);
   Validator(model, schemas).run();
 }
 

@@ -4,11 +4,25 @@
 // inputs and outputs. All problems are reported in one error, not just the first.
 #pragma once
 
+#include <functional>
+#include <optional>
+#include <string>
+
 #include "ir/graph.hpp"
 #include "schema_registry.hpp"
 
 namespace loom::core {
 
-void validate_model(Model& model, const SchemaRegistry& schemas);
+struct ValidateOptions {
+  // Accept a model that imports an opset newer than every registered schema of its domain
+  // (validated and run with the newest schemas known), with a warning instead of an error.
+  // nullopt: the environment variable LOOM_ALLOW_NEWER_OPSETS=1 decides.
+  std::optional<bool> allow_newer_opsets;
+  // Receives warnings (one line each); nullptr: they go to stderr.
+  std::function<void(const std::string&)> warn;
+};
+
+void validate_model(Model& model, const SchemaRegistry& schemas,
+                    const ValidateOptions& options = {});
 
 }  // namespace loom::core

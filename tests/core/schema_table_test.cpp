@@ -1,5 +1,6 @@
 // The built-in schema table: its content against the ONNX spec (spot checks here, the full
-// comparison with onnx.defs when Debian's python3-onnx is installed), the opset-18 additions,
+// comparison with onnx.defs when Debian's python3-onnx is installed), the opset-18 and opset-19
+// additions,
 // reproducibility of the generated file, and robustness of every inference function against
 // inputs of unknown shape.
 #include <gtest/gtest.h>
@@ -51,7 +52,7 @@ TEST(SchemaTable, EntriesAreUniqueAndWellFormed) {
     std::string domain = s.domain;
     ASSERT_TRUE(domain.empty() || domain == "ai.onnx.ml");
     EXPECT_GE(s.since_version, 1);
-    EXPECT_LE(s.since_version, domain.empty() ? 18 : 3);
+    EXPECT_LE(s.since_version, domain.empty() ? 19 : 3);
     EXPECT_GE(s.min_inputs, 0);
     EXPECT_TRUE(s.max_inputs == -1 || s.max_inputs >= s.min_inputs);
     EXPECT_GE(s.min_outputs, 0);
@@ -115,6 +116,27 @@ TEST(SchemaTable, Opset18Forms) {
                          "LpPool", "OptionalGetElement", "OptionalHasElement"})
     EXPECT_NE(find_exact("", op, 18), nullptr) << op;
   EXPECT_EQ(resolve("", "BitwiseAnd", 17), nullptr);
+}
+
+TEST(SchemaTable, Opset19Forms) {
+  // Every op ONNX 1.14 versioned in opset 19 except DeformConv (no device implements it), each
+  // with its inference and the counts of the version before.
+  for (const char* op :
+       {"AveragePool", "Cast", "CastLike", "Constant", "DequantizeLinear", "Equal", "Identity",
+        "If", "Loop", "Pad", "QuantizeLinear", "Reshape", "Resize", "Scan", "Shape", "Size"}) {
+    SCOPED_TRACE(op);
+    const BuiltinSchema* s = find_exact("", op, 19);
+    ASSERT_NE(s, nullptr);
+    const BuiltinSchema* before = resolve("", op, 18);
+    ASSERT_NE(before, nullptr);
+    EXPECT_EQ(s->min_inputs, before->min_inputs);
+    EXPECT_EQ(s->max_inputs, before->max_inputs);
+    EXPECT_EQ(s->min_outputs, before->min_outputs);
+    EXPECT_EQ(s->max_outputs, before->max_outputs);
+    EXPECT_EQ(s->infer != nullptr, before->infer != nullptr);
+  }
+  EXPECT_EQ(resolve("", "DeformConv", 19), nullptr);
+  EXPECT_EQ(resolve("", "Relu", 19)->since_version, 14);
 }
 
 // Output of a command, or nullopt when it cannot run or fails.

@@ -1,10 +1,16 @@
 // Building graphs through the builder API (as format plugins do) and validating them.
-#include "builder.hpp"
-#include "schema_registry.hpp"
-#include "status.hpp"
 #include "validate.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "builder.hpp"
+#include "schema_registry.hpp"
+#include "status.hpp"
 
 using namespace loom::core;
 
@@ -31,26 +37,46 @@ class BuilderTest : public ::testing::Test {
     delete s;
     return m;
   }
-  loom_node_builder_t* node(const char* op, std::vector<const char*> in, std::vector<const char*> out,
-                            const char* name = "") {
+  loom_node_builder_t* node(const char* op, std::vector<const char*> in,
+                            std::vector<const char*> out, const char* name = "") {
     loom_node_builder_t* n = nullptr;
     ok(api->add_node(&b, name, op, "", in.size(), in.data(), out.size(), out.data(), &n));
     return n;
   }
-  std::string validate() {
+  std::string validate(const ValidateOptions& options = {}) {
     try {
-      validate_model(model, schemas);
+      validate_model(model, schemas, options);
       return "";
     } catch (const Error& e) {
+      code = e.code();
       return e.what();
     }
+  }
+  // x -> Relu -> y; `domain`/`op` add a second node y -> op -> z of that domain when given.
+  void relu_model(const char* domain = nullptr, const char* op = nullptr) {
+    int64_t d = 4;
+    ok(api->add_input(&b, "x", LOOM_DTYPE_FLOAT32, 1, &d, nullptr));
+    node("Relu", {"x"}, {"y"}, "relu");
+    const char* last = "y";
+    if (domain) {
+      const char* in[] = {"y"};
+      const char* out[] = {"z"};
+      loom_node_builder_t* n = nullptr;
+      ok(api->add_node(&b, "custom", op, domain, 1, in, 1, out, &n));
+      last = "z";
+    }
+    ok(api->add_output(&b, last, LOOM_DTYPE_FLOAT32, 1, &d, nullptr));
   }
 
   Model model;
   loom_graph_builder_t b;
   const loom_builder_api_t* api;
   SchemaRegistry schemas;
+  loom_status_code_t code = LOOM_OK;
 };
+
+// Explicit options, so that LOOM_ALLOW_NEWER_OPSETS in the environment cannot change a test.
+const ValidateOptions kRefuseNewer{.allow_newer_opsets = false, .warn = nullptr};
 
 TEST_F(BuilderTest, SortsNodesTopologically) {
   int64_t d = 4;
@@ -78,15 +104,19 @@ TEST_F(BuilderTest, RejectsTwoProducersAndBadInitializers) {
   loom_node_builder_t* n = nullptr;
   const char* in[] = {"x"};
   const char* out[] = {"y"};
-  EXPECT_NE(err(api->add_node(&b, "", "Neg", "", 1, in, 1, out, &n)).find("already produced"), std::string::npos);
+  EXPECT_NE(err(api->add_node(&b, "", "Neg", "", 1, in, 1, out, &n)).find("already produced"),
+            std::string::npos);
   int64_t dims[] = {2, 3};
   float data[5] = {};
   EXPECT_NE(err(api->add_initializer(&b, "w", LOOM_DTYPE_FLOAT32, 2, dims, data, sizeof data))
-                .find("20 bytes of data for 6 float32 elements"), std::string::npos);
+                .find("20 bytes of data for 6 float32 elements"),
+            std::string::npos);
   int64_t huge[] = {1ll << 40, 1ll << 40};
   EXPECT_NE(err(api->add_initializer(&b, "h", LOOM_DTYPE_FLOAT32, 2, huge, data, sizeof data)), "");
   int64_t neg[] = {-3};
-  EXPECT_NE(err(api->add_initializer(&b, "n", LOOM_DTYPE_FLOAT32, 1, neg, data, 0)).find("negative"), std::string::npos);
+  EXPECT_NE(
+      err(api->add_initializer(&b, "n", LOOM_DTYPE_FLOAT32, 1, neg, data, 0)).find("negative"),
+      std::string::npos);
 }
 
 TEST_F(BuilderTest, WrongInputCountIsReported) {
@@ -109,7 +139,8 @@ TEST_F(BuilderTest, NestedGraphsResolveOuterScopeNames) {
     const char* in[] = {"x"};
     const char* out[] = {"r"};
     loom_node_builder_t* inner = nullptr;
-    ok(api->add_node(sub, "", std::string(branch) == "then_branch" ? "Relu" : "Neg", "", 1, in, 1, out, &inner));
+    ok(api->add_node(sub, "", std::string(branch) == "then_branch" ? "Relu" : "Neg", "", 1, in, 1,
+                     out, &inner));
     ok(api->add_output(sub, "r", LOOM_DTYPE_FLOAT32, 1, &d, nullptr));
   }
   ok(api->add_output(&b, "y", LOOM_DTYPE_FLOAT32, 1, &d, nullptr));
@@ -147,7 +178,142 @@ TEST_F(BuilderTest, UndeclaredDomainIsReported) {
   ok(api->add_node(&b, "c", "Custom", "com.example", 1, in, 1, out, &n));
   ok(api->add_output(&b, "y", LOOM_DTYPE_FLOAT32, 1, &d, nullptr));
   std::string e = validate();
-  EXPECT_NE(e.find("uses domain 'com.example' which the model does not import"), std::string::npos) << e;
+  EXPECT_NE(e.find("uses domain 'com.example' which the model does not import"), std::string::npos)
+      << e;
+}
+
+// ---- opset range ----------------------------------------------------------------------------
+
+TEST_F(BuilderTest, DefaultOpsetNewerThanEverySchemaIsRefused) {
+  ok(api->set_opset(&b, "", 999));
+  relu_model();
+  EXPECT_EQ(schemas.newest_version(""), 19);
+  EXPECT_EQ(schemas.newest_version("ai.onnx"), 19);
+  EXPECT_EQ(validate(kRefuseNewer),
+            "the model imports opset 999 of the default domain (ai.onnx), newer than the newest "
+            "this runtime supports (19): re-export the model with opset <= 19 for ai.onnx "
+            "(LOOM_ALLOW_NEWER_OPSETS=1 accepts it anyway, with a warning)");
+  EXPECT_EQ(code, LOOM_ERROR_UNSUPPORTED);
+}
+
+TEST_F(BuilderTest, NewestKnownOpsetIsAcceptedAndTheNextRefused) {
+  ok(api->set_opset(&b, "", 19));
+  relu_model();
+  EXPECT_EQ(validate(kRefuseNewer), "");
+  EXPECT_EQ(model.graph->nodes[0].opset, 19);
+  model.opsets[""] = 20;
+  std::string e = validate(kRefuseNewer);
+  EXPECT_NE(e.find("imports opset 20 of the default domain"), std::string::npos) << e;
+}
+
+TEST_F(BuilderTest, NewerOpsetIsAcceptedWithAWarningWhenAllowed) {
+  ok(api->set_opset(&b, "", 999));
+  relu_model();
+  std::vector<std::string> warnings;
+  ValidateOptions allow{.allow_newer_opsets = true,
+                        .warn = [&](const std::string& w) { warnings.push_back(w); }};
+  EXPECT_EQ(validate(allow), "");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("imports opset 999 of the default domain (ai.onnx), newer than the "
+                             "newest this runtime supports (19)"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("run with the opset-19 schemas"), std::string::npos) << warnings[0];
+  // Validated against the newest schemas: the node keeps the model's opset.
+  EXPECT_EQ(model.graph->nodes[0].opset, 999);
+}
+
+TEST_F(BuilderTest, EnvironmentVariableDecidesWhenTheOptionIsUnset) {
+  ok(api->set_opset(&b, "", 25));
+  relu_model();
+  std::vector<std::string> warnings;
+  ValidateOptions unset{.allow_newer_opsets = std::nullopt,
+                        .warn = [&](const std::string& w) { warnings.push_back(w); }};
+  const char* saved = std::getenv("LOOM_ALLOW_NEWER_OPSETS");
+  std::string saved_value = saved ? saved : "";
+  setenv("LOOM_ALLOW_NEWER_OPSETS", "1", 1);
+  EXPECT_EQ(validate(unset), "");
+  EXPECT_EQ(warnings.size(), 1u);
+  // Any other value is not a yes; the explicit option wins over the variable.
+  setenv("LOOM_ALLOW_NEWER_OPSETS", "yes", 1);
+  EXPECT_NE(validate(unset).find("opset 25"), std::string::npos);
+  setenv("LOOM_ALLOW_NEWER_OPSETS", "1", 1);
+  EXPECT_NE(validate(kRefuseNewer).find("opset 25"), std::string::npos);
+  if (saved)
+    setenv("LOOM_ALLOW_NEWER_OPSETS", saved_value.c_str(), 1);
+  else
+    unsetenv("LOOM_ALLOW_NEWER_OPSETS");
+}
+
+TEST_F(BuilderTest, OtherDomainsCountOnlyWhenANodeUsesThem) {
+  // Exporters import ai.onnx.ml without using it: an unused newer version is harmless.
+  ok(api->set_opset(&b, "ai.onnx.ml", 99));
+  relu_model("ai.onnx.ml", "Normalizer");
+  EXPECT_EQ(schemas.newest_version("ai.onnx.ml"), 3);
+  std::string e = validate(kRefuseNewer);
+  EXPECT_EQ(e,
+            "the model imports opset 99 of domain ai.onnx.ml, newer than the newest this runtime "
+            "supports (3): re-export the model with opset <= 3 for ai.onnx.ml "
+            "(LOOM_ALLOW_NEWER_OPSETS=1 accepts it anyway, with a warning)");
+  model.opsets["ai.onnx.ml"] = 3;
+  EXPECT_EQ(validate(kRefuseNewer), "");
+}
+
+TEST_F(BuilderTest, UnusedNewerDomainIsAccepted) {
+  ok(api->set_opset(&b, "ai.onnx.ml", 99));
+  relu_model();
+  EXPECT_EQ(validate(kRefuseNewer), "");
+}
+
+TEST_F(BuilderTest, UseInsideANestedGraphCounts) {
+  ok(api->set_opset(&b, "ai.onnx.ml", 7));
+  int64_t d = 1;
+  ok(api->add_input(&b, "cond", LOOM_DTYPE_BOOL, 1, &d, nullptr));
+  ok(api->add_input(&b, "x", LOOM_DTYPE_FLOAT32, 1, &d, nullptr));
+  loom_node_builder_t* n = node("If", {"cond"}, {"y"}, "if");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    loom_graph_builder_t* sub = nullptr;
+    ok(api->add_attr_graph(n, branch, &sub));
+    const char* in[] = {"x"};
+    const char* out[] = {"r"};
+    loom_node_builder_t* inner = nullptr;
+    ok(api->add_node(sub, "", "Normalizer", "ai.onnx.ml", 1, in, 1, out, &inner));
+    ok(api->add_output(sub, "r", LOOM_DTYPE_FLOAT32, 1, &d, nullptr));
+  }
+  ok(api->add_output(&b, "y", LOOM_DTYPE_FLOAT32, 1, &d, nullptr));
+  std::string e = validate(kRefuseNewer);
+  EXPECT_NE(e.find("imports opset 7 of domain ai.onnx.ml"), std::string::npos) << e;
+}
+
+TEST_F(BuilderTest, PluginDomainsFollowTheSameRule) {
+  loom_op_schema_t swish{};
+  swish.struct_size = sizeof swish;
+  swish.domain = "com.example";
+  swish.op_type = "Swish";
+  swish.since_version = 1;
+  swish.min_inputs = swish.max_inputs = swish.min_outputs = swish.max_outputs = 1;
+  schemas.add(swish, "example-plugin");
+  EXPECT_EQ(schemas.newest_version("com.example"), 1);
+  ok(api->set_opset(&b, "com.example", 2));
+  relu_model("com.example", "Swish");
+  std::string e = validate(kRefuseNewer);
+  EXPECT_NE(e.find("imports opset 2 of domain com.example, newer than the newest this runtime "
+                   "supports (1): re-export the model with opset <= 1 for com.example"),
+            std::string::npos)
+      << e;
+  model.opsets["com.example"] = 1;
+  EXPECT_EQ(validate(kRefuseNewer), "");
+}
+
+TEST_F(BuilderTest, DomainWithoutSchemasIsAnUnknownOpNotAnOpsetError) {
+  ok(api->set_opset(&b, "com.unknown", 42));
+  relu_model("com.unknown", "Mystery");
+  EXPECT_EQ(schemas.newest_version("com.unknown"), 0);
+  std::string e = validate(kRefuseNewer);
+  EXPECT_NE(e.find("ops no installed plugin knows: Mystery (domain com.unknown, opset 42)"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(e.find("newer than"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -23,6 +23,8 @@ struct SchemaRow {
 std::span<const SchemaRow> onnx_schema_rows();
 // Hand-written: the opset-18 versions of ONNX 1.13 that exporters already emit.
 std::span<const SchemaRow> opset18_schema_rows();
+// Hand-written: the opset-19 versions of ONNX 1.14 (mostly float8 type widenings).
+std::span<const SchemaRow> opset19_schema_rows();
 
 // One inference function for the versions [first_version, last_version] of an op; a schema
 // version takes the entry whose range contains its since_version. Most ops share one function
