@@ -53,15 +53,23 @@ Window read_window(const NodeView& v, size_t n, const std::optional<Dims>& kerne
   w.strides = sized("strides", n, 1);
   w.dilations = sized("dilations", n, 1);
   w.pads = sized("pads", 2 * n, 0);
+  // The spec requires all of these positive (pads non-negative); a zero stride or dilation
+  // would divide by zero or repeat one window forever, a negative pad would crop.
+  auto entry = [](const char* name, size_t k, int64_t value) {
+    return std::string(name) + "[" + std::to_string(k) + "] = " + std::to_string(value);
+  };
   for (size_t k = 0; k < n; ++k) {
-    if (w.strides[k] <= 0 || w.dilations[k] <= 0)
-      v.fail("strides " + dims_to_string(w.strides) + " and dilations " +
-             dims_to_string(w.dilations) + " must be positive");
+    if (w.strides[k] <= 0) v.fail(entry("strides", k, w.strides[k]) + " must be positive");
+    if (w.dilations[k] <= 0) v.fail(entry("dilations", k, w.dilations[k]) + " must be positive");
+    // Unknown extents (-1) only come from weights of unknown shape.
     if (w.kernel[k] == 0 || w.kernel[k] < kUnknownDim)
-      v.fail("kernel shape " + dims_to_string(w.kernel) + " must be positive");
+      v.fail(v.attrs().has("kernel_shape")
+                 ? entry("kernel_shape", k, w.kernel[k]) + " must be positive"
+                 : "the weights' kernel extent " + std::to_string(w.kernel[k]) +
+                       " on spatial axis " + std::to_string(k) + " must be positive");
   }
-  for (int64_t p : w.pads)
-    if (p < 0) v.fail("pads " + dims_to_string(w.pads) + " must not be negative");
+  for (size_t i = 0; i < w.pads.size(); ++i)
+    if (w.pads[i] < 0) v.fail(entry("pads", i, w.pads[i]) + " must not be negative");
   // Bounding the attributes keeps all window arithmetic below far from int64 overflow.
   for (const Dims* values : {&w.kernel, &w.strides, &w.dilations, &w.pads})
     for (int64_t x : *values)
@@ -118,6 +126,9 @@ void conv_like(NodeView& v, size_t x_index, size_t w_index, size_t b_index, loom
   if (group <= 0) v.fail("group " + std::to_string(group) + " must be positive");
   int64_t channels = x ? (*x)[1] : kUnknownDim;
   int64_t maps = w ? (*w)[0] : kUnknownDim;
+  if (channels >= 0 && channels % group != 0)
+    v.fail("input " + dims_to_string(*x) + " has " + std::to_string(channels) +
+           " channels, not divisible by group " + std::to_string(group));
   if (w && channels >= 0 && (*w)[1] >= 0 && channels != infer::checked_mul(v, (*w)[1], group))
     v.fail("input " + dims_to_string(*x) + " has " + std::to_string(channels) +
            " channels but weights " + dims_to_string(*w) + " with group " + std::to_string(group) +
@@ -166,11 +177,35 @@ void conv_transpose(NodeView& v) {
   if (x && w && (*x)[1] >= 0 && (*w)[0] >= 0 && (*x)[1] != (*w)[0])
     v.fail("input " + dims_to_string(*x) + " has " + std::to_string((*x)[1]) +
            " channels but weights " + dims_to_string(*w) + " expect " + std::to_string((*w)[0]));
+  // Input channels split into `group` groups, each with W[1] output maps.
+  int64_t channels = x && (*x)[1] >= 0 ? (*x)[1] : w ? (*w)[0] : kUnknownDim;
+  if (channels >= 0 && channels % group != 0)
+    v.fail("input has " + std::to_string(channels) + " channels, not divisible by group " +
+           std::to_string(group));
   int64_t maps = w && (*w)[1] >= 0 ? infer::checked_mul(v, (*w)[1], group) : kUnknownDim;
   size_t n = static_cast<size_t>(rank) - 2;
   std::optional<Dims> kernel;
   if (w) kernel = Dims(w->begin() + 2, w->end());
   Window win = read_window(v, n, kernel, false);
+  Dims output_padding = v.ints_attr("output_padding").value_or(Dims(n, 0));
+  if (output_padding.size() != n)
+    v.fail("output_padding " + dims_to_string(output_padding) + " does not have " +
+           std::to_string(n) + " values");
+  // output_padding only selects which computed values are kept; at or above the stride (and
+  // the dilation) it would ask for output positions no input contributes to. Checked even with
+  // output_shape, where it still enters the padding computation.
+  for (size_t k = 0; k < n; ++k) {
+    std::string padding =
+        "output_padding[" + std::to_string(k) + "] = " + std::to_string(output_padding[k]);
+    if (output_padding[k] < 0) v.fail(padding + " must not be negative");
+    if (output_padding[k] >= win.strides[k] && output_padding[k] >= win.dilations[k])
+      v.fail(padding + " is not smaller than strides[" + std::to_string(k) +
+             "] = " + std::to_string(win.strides[k]) +
+             (win.dilations[k] > 1
+                  ? " or dilations[" + std::to_string(k) + "] = " + std::to_string(win.dilations[k])
+                  : std::string()) +
+             " (ONNX requires output_padding < stride or dilation)");
+  }
   Dims out{x ? (*x)[0] : kUnknownDim, maps};
   if (std::optional<Dims> explicit_shape = v.ints_attr("output_shape")) {
     // Spatial extents, or (as some exporters write) the full N, C, spatial shape.
@@ -180,10 +215,6 @@ void conv_transpose(NodeView& v) {
     out.insert(out.end(), explicit_shape->end() - static_cast<ptrdiff_t>(n), explicit_shape->end());
     return v.set_output(0, v.dtype(0), out);
   }
-  Dims output_padding = v.ints_attr("output_padding").value_or(Dims(n, 0));
-  if (output_padding.size() != n)
-    v.fail("output_padding " + dims_to_string(output_padding) + " does not have " +
-           std::to_string(n) + " values");
   for (size_t k = 0; k < n; ++k) {
     int64_t in = x ? (*x)[k + 2] : kUnknownDim;
     if (in < 0) {
@@ -194,8 +225,6 @@ void conv_transpose(NodeView& v) {
       out.push_back(kUnknownDim);
     } else {
       int64_t pads = win.auto_pad == "VALID" ? 0 : win.pads[k] + win.pads[k + n];
-      if (output_padding[k] < 0 || output_padding[k] > kMaxWindowAttribute)
-        v.fail("output_padding " + dims_to_string(output_padding) + " is out of range");
       int64_t extent = infer::checked_mul(v, win.strides[k], in - 1);
       if (__builtin_add_overflow(
               extent, output_padding[k] + (win.kernel[k] - 1) * win.dilations[k] + 1 - pads,
@@ -214,15 +243,33 @@ void conv_transpose(NodeView& v) {
 // holds int64 indices of the same shape.
 void pool(NodeView& v) {
   std::optional<Dims> x = v.shape(0);
+  if (x && x->size() < 3)
+    v.fail("input " + dims_to_string(*x) + " must have rank >= 3 (N, C, spatial...)");
+  // Without the input's rank, kernel_shape tells the number of spatial axes: the attributes
+  // are checked all the same, since they do not depend on the data.
+  std::optional<Dims> kernel_shape = v.ints_attr("kernel_shape");
+  if (!x && (!kernel_shape || kernel_shape->empty())) {
+    v.set_output_dtype(0, v.dtype(0));
+    v.set_output_dtype(1, LOOM_DTYPE_INT64);
+    return;
+  }
+  size_t n = x ? x->size() - 2 : kernel_shape->size();
+  Window win = read_window(v, n, std::nullopt, true);
+  // A pad as large as the kernel makes windows that lie wholly in the padding: MaxPool would
+  // give -inf there, AveragePool 0 or a division by zero. onnxruntime refuses it too.
+  if (win.auto_pad == "NOTSET")
+    for (size_t i = 0; i < win.pads.size(); ++i) {
+      size_t k = i % n;
+      if (win.pads[i] >= win.kernel[k])
+        v.fail("pads[" + std::to_string(i) + "] = " + std::to_string(win.pads[i]) +
+               " is not smaller than kernel_shape[" + std::to_string(k) +
+               "] = " + std::to_string(win.kernel[k]) + " (ONNX requires pad < kernel)");
+    }
   if (!x) {
     v.set_output_dtype(0, v.dtype(0));
     v.set_output_dtype(1, LOOM_DTYPE_INT64);
     return;
   }
-  if (x->size() < 3)
-    v.fail("input " + dims_to_string(*x) + " must have rank >= 3 (N, C, spatial...)");
-  size_t n = x->size() - 2;
-  Window win = read_window(v, n, std::nullopt, true);
   Dims out{(*x)[0], (*x)[1]};
   for (int64_t d : window_output(v, Dims(x->begin() + 2, x->end()), win)) out.push_back(d);
   v.set_output(0, v.dtype(0), out);

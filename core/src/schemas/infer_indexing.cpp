@@ -21,6 +21,14 @@ void gather(NodeView& v) {
   if (!data || !indices) return v.set_output_dtype(0, v.dtype(0));
   if (data->empty()) v.fail("data must have rank >= 1, got a scalar");
   int64_t axis = v.normalize_axis(v.attrs().get_int("axis", 0), static_cast<int64_t>(data->size()));
+  // Constant indices outside [-n, n) are an error the spec mandates; caught here, every device
+  // refuses them alike instead of each at run time (or not at all).
+  if (int64_t n = (*data)[static_cast<size_t>(axis)]; n >= 0)
+    if (std::optional<Dims> idx = v.const_ints(1))
+      for (int64_t i : *idx)
+        if (i < -n || i >= n)
+          v.fail("constant index " + std::to_string(i) + " is out of range for axis " +
+                 std::to_string(axis) + " of size " + std::to_string(n));
   Dims out(data->begin(), data->begin() + axis);
   out.insert(out.end(), indices->begin(), indices->end());
   out.insert(out.end(), data->begin() + axis + 1, data->end());

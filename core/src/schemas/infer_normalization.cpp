@@ -102,6 +102,14 @@ void same_with_axis(NodeView& v) {
   v.propagate(0, 0);
 }
 
+// LRN: the window of `size` channels is required and must hold at least one channel.
+void lrn(NodeView& v) {
+  if (!v.attrs().has("size")) v.fail("attribute size is required");
+  int64_t size = v.attrs().get_int("size", 0);
+  if (size <= 0) v.fail("size = " + std::to_string(size) + " must be positive");
+  v.propagate(0, 0);
+}
+
 const InferEntry kEntries[] = {
     {"", "BatchNormalization", adapt<batch_norm>},
     {"", "InstanceNormalization", adapt<instance_norm>},
@@ -109,7 +117,7 @@ const InferEntry kEntries[] = {
     {"", "LayerNormalization", adapt<layer_norm>},
     {"", "LpNormalization", adapt<same_with_axis>},
     {"", "MeanVarianceNormalization", adapt<infer::same_as_input>},
-    {"", "LRN", adapt<infer::same_as_input>},
+    {"", "LRN", adapt<lrn>},
     {"", "Softmax", adapt<same_with_axis>},
     {"", "LogSoftmax", adapt<same_with_axis>},
     {"", "Hardmax", adapt<same_with_axis>},

@@ -42,7 +42,30 @@ Dims all_axes(size_t rank) {
   return axes;
 }
 
+// The enumerated attributes, against the names the spec lists for the node's opset: a typo
+// or a mode from a newer opset would otherwise surface only when a device compiles the node.
+void check_resize_modes(const NodeView& v) {
+  const int64_t opset = v.node().opset;
+  std::string mode = v.attrs().get_string("mode", "nearest");
+  if (mode != "nearest" && mode != "linear" && !(mode == "cubic" && opset >= 11))
+    v.fail("unknown mode '" + mode + "' (expected nearest, linear" +
+           (opset >= 11 ? ", cubic)" : ")"));
+  if (opset < 11) return;  // Resize-10 has no other enumerated attributes
+  std::string coord = v.attrs().get_string("coordinate_transformation_mode", "half_pixel");
+  if (coord != "half_pixel" && coord != "pytorch_half_pixel" && coord != "align_corners" &&
+      coord != "asymmetric" && coord != "tf_crop_and_resize" &&
+      !(coord == "tf_half_pixel_for_nn" && opset < 13) &&
+      !(coord == "half_pixel_symmetric" && opset >= 19))
+    v.fail("unknown coordinate_transformation_mode '" + coord + "' for opset " +
+           std::to_string(opset));
+  std::string nearest = v.attrs().get_string("nearest_mode", "round_prefer_floor");
+  if (nearest != "round_prefer_floor" && nearest != "round_prefer_ceil" && nearest != "floor" &&
+      nearest != "ceil")
+    v.fail("unknown nearest_mode '" + nearest + "'");
+}
+
 void resize_with(NodeView& v, size_t scales_index, size_t sizes_index) {
+  check_resize_modes(v);
   std::optional<Dims> in = v.shape(0);
   if (!in) return v.set_output_dtype(0, v.dtype(0));
   int64_t rank = static_cast<int64_t>(in->size());
@@ -113,6 +136,11 @@ void upsample(NodeView& v) {
   else
     scales = v.const_doubles(1);
   if (!scales) return v.set_output_rank(0, v.dtype(0), static_cast<int32_t>(in->size()));
+  // Upsample only enlarges: the spec requires every scale >= 1 (onnxruntime enforces it).
+  for (size_t k = 0; k < scales->size(); ++k)
+    if (!((*scales)[k] >= 1.0))
+      v.fail("scales[" + std::to_string(k) + "] = " + std::to_string((*scales)[k]) +
+             " is below 1 (Upsample requires scales >= 1; use Resize to downsample)");
   v.set_output(0, v.dtype(0), scaled(v, *in, *scales, all_axes(in->size())));
 }
 

@@ -298,10 +298,21 @@ void size(NodeView& v) {
   v.set_output(0, LOOM_DTYPE_INT64, Dims{});
 }
 
+// DepthToSpace / SpaceToDepth: the required attribute blocksize, positive (and bounded so that
+// blocksize^2 cannot overflow).
+int64_t read_blocksize(const NodeView& v) {
+  if (!v.attrs().has("blocksize")) v.fail("attribute blocksize is required");
+  int64_t b = v.attrs().get_int("blocksize", 0);
+  if (b <= 0) v.fail("blocksize = " + std::to_string(b) + " must be positive");
+  if (b > (int64_t{1} << 31)) v.fail("blocksize = " + std::to_string(b) + " exceeds 2^31");
+  return b;
+}
+
 void depth_to_space(NodeView& v) {
   std::optional<Dims> in = v.shape(0);
-  int64_t b = v.attrs().get_int("blocksize", 0);
-  if (b <= 0 || b > (int64_t{1} << 31)) v.fail("attribute blocksize must be in [1, 2^31]");
+  int64_t b = read_blocksize(v);
+  std::string mode = v.attrs().get_string("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") v.fail("unknown mode '" + mode + "' (expected DCR or CRD)");
   if (!in) return v.set_output_rank(0, v.dtype(0), 4);
   if (in->size() != 4) v.fail("input " + dims_to_string(*in) + " must be 4-D (N, C, H, W)");
   Dims out = *in;
@@ -318,8 +329,7 @@ void depth_to_space(NodeView& v) {
 
 void space_to_depth(NodeView& v) {
   std::optional<Dims> in = v.shape(0);
-  int64_t b = v.attrs().get_int("blocksize", 0);
-  if (b <= 0 || b > (int64_t{1} << 31)) v.fail("attribute blocksize must be in [1, 2^31]");
+  int64_t b = read_blocksize(v);
   if (!in) return v.set_output_rank(0, v.dtype(0), 4);
   if (in->size() != 4) v.fail("input " + dims_to_string(*in) + " must be 4-D (N, C, H, W)");
   Dims out = *in;
