@@ -6,10 +6,13 @@
 #include "validate.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -20,14 +23,113 @@
 namespace loom::core {
 namespace {
 
-// A read-only mapping of the model file, alive while the load runs (plugins that borrow
-// initializer bytes keep a reference through add_initializer_borrowed's release callback).
-// The builder drops the pages of initializers it copies out of it (see builder.hpp), so the
-// file's weights do not stay resident beside the core's copy.
-class MappedFile {
+// ---- model files that change under a running session ---------------------------------------
+// A mapping of a file (even MAP_PRIVATE, even pages the process has written: truncation unmaps
+// private copies past the new end too) raises SIGBUS at every access past the file's new end
+// once the file is truncated, and the .loom format borrows its weights from the model file's
+// bytes for the life of the model. So:
+// - a file up to kDefaultCopyLimit bytes is read into anonymous memory, which nothing outside
+//   the process can take away. The builder cannot drop the pages of initializers it copies out
+//   of anonymous memory (MADV_DONTNEED would zero them, and a plugin may read the same bytes
+//   twice, e.g. an inlined function's constants), so the copy is kept whole while the load runs
+//   (a load's peak holds the file twice: hence the low limit) and freed right after it when no
+//   constant borrows from it (drop_unborrowed_copy);
+// - a larger file is mapped, and a read lease (F_SETLEASE) is taken on it where the kernel
+//   grants one (the process owns the file or has CAP_LEASE; a local file system). Before
+//   another process may open the file for writing or truncate it, the kernel signals the lease
+//   holder and holds the writer back (up to /proc/sys/fs/lease-break-time, 45 s by default):
+//   on that signal the mapping is copied into anonymous memory at the same address (mremap),
+//   and the lease is released. Without a lease (refused, or another handler already owns the
+//   signal), writing the file in place still ends the process with SIGBUS.
+// Replacing the file by rename() (write a new file, then move it over the old name) never
+// disturbs a loaded model: the old inode lives on until the model is freed.
+constexpr size_t kDefaultCopyLimit = size_t{16} << 20;
+// The lease-break signal. SIGIO is the kernel's default for leases; F_SETSIG names it
+// explicitly so that the handler gets siginfo. Its default action ends the process, so a lease
+// is only taken once our handler is installed.
+constexpr int kLeaseSignal = SIGIO;
+
+// LOOM_MODEL_COPY_LIMIT=<bytes> overrides kDefaultCopyLimit (0: map every file).
+size_t copy_limit() {
+  const char* env = std::getenv("LOOM_MODEL_COPY_LIMIT");
+  if (!env || !*env) return kDefaultCopyLimit;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(env, &end, 10);
+  return end && *end == '\0' ? static_cast<size_t>(v) : kDefaultCopyLimit;
+}
+
+// The leased mappings, for the signal handler (which may not lock or allocate). A slot goes
+// kFree -> kClaimed (filled by its owner) -> kActive -> kBusy (the handler works on it) ->
+// kActive or kCopied; its owner takes it back to kFree, waiting while it is kBusy.
+enum SlotState : int { kFree, kClaimed, kActive, kBusy, kCopied };
+struct LeaseSlot {
+  std::atomic<int> state{kFree};
+  int fd = -1;
+  void* addr = nullptr;
+  size_t size = 0;
+};
+constexpr size_t kLeaseSlots = 64;
+LeaseSlot g_lease_slots[kLeaseSlots];
+
+// Replaces the file mapping [addr, addr + size) by an anonymous copy of its bytes, at the same
+// address: readers on other threads see the same bytes before and after.
+bool copy_mapping_in_place(void* addr, size_t size) {
+  void* copy = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (copy == MAP_FAILED) return false;
+  std::memcpy(copy, addr, size);
+  ::mprotect(copy, size, PROT_READ);
+  if (::mremap(copy, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, addr) == MAP_FAILED) {
+    ::munmap(copy, size);
+    return false;
+  }
+  return true;
+}
+
+// The lease-break handler. Signals of one kind do not queue, so it checks every leased file:
+// F_GETLEASE reports F_UNLCK for the one whose lease is being broken.
+void on_lease_break(int, siginfo_t*, void*) {
+  const int saved_errno = errno;
+  for (LeaseSlot& slot : g_lease_slots) {
+    int expected = kActive;
+    if (!slot.state.compare_exchange_strong(expected, kBusy, std::memory_order_acquire)) continue;
+    if (::fcntl(slot.fd, F_GETLEASE) != F_UNLCK) {
+      slot.state.store(kActive, std::memory_order_release);
+      continue;
+    }
+    // Should the copy fail (no memory), the lease goes anyway: the writer waits for it.
+    (void)copy_mapping_in_place(slot.addr, slot.size);
+    ::fcntl(slot.fd, F_SETLEASE, F_UNLCK);
+    slot.state.store(kCopied, std::memory_order_release);
+  }
+  errno = saved_errno;
+}
+
+// Installs on_lease_break once; false when the application handles kLeaseSignal itself.
+bool lease_handler_ready() {
+  static const bool ready = [] {
+    struct sigaction old;
+    if (::sigaction(kLeaseSignal, nullptr, &old) != 0) return false;
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL) return false;
+    if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction != on_lease_break) return false;
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_lease_break;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    return ::sigaction(kLeaseSignal, &sa, nullptr) == 0;
+  }();
+  return ready;
+}
+
+// The model file's bytes (a copy, or a private mapping under a lease: see above), alive while
+// the load runs and, through Model::file_mapping, while constants borrow from them (plugins
+// that borrow initializer bytes keep a reference through add_initializer_borrowed's release
+// callback). The builder drops the pages of initializers it copies out of a mapping (see
+// builder.hpp), so the file's weights do not stay resident beside the core's copy.
+class ModelFile {
  public:
-  explicit MappedFile(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ModelFile(const Runtime& runtime, const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd_ < 0)
       fail(errno == ENOENT ? LOOM_ERROR_NOT_FOUND : LOOM_ERROR_INVALID_ARGUMENT,
            "cannot open model '" + path + "': " + std::strerror(errno));
@@ -41,25 +143,123 @@ class MappedFile {
       ::close(fd_);
       fail(LOOM_ERROR_INVALID_MODEL, "model '" + path + "' is empty");
     }
+    if (size_ <= copy_limit()) {
+      read_copy(path);
+      return;
+    }
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
     if (p == MAP_FAILED) {
       ::close(fd_);
       fail(LOOM_ERROR_RUNTIME, "cannot map model '" + path + "': " + std::strerror(errno));
     }
     data_ = static_cast<const uint8_t*>(p);
+    mapped_ = true;
+    take_lease(runtime, path);
   }
-  ~MappedFile() {
+  ~ModelFile() {
+    if (slot_) {
+      for (;;) {  // wait out a handler that is copying this mapping on another thread
+        int state = slot_->state.load(std::memory_order_acquire);
+        if (state == kBusy) {
+          sched_yield();
+          continue;
+        }
+        if (slot_->state.compare_exchange_weak(state, kFree, std::memory_order_acq_rel)) break;
+      }
+      ::fcntl(fd_, F_SETLEASE, F_UNLCK);
+    }
     ::munmap(const_cast<uint8_t*>(data_), size_);
     ::close(fd_);
   }
+  ModelFile(const ModelFile&) = delete;
+  ModelFile& operator=(const ModelFile&) = delete;
+
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
+  // False for a copy in anonymous memory (see above).
+  bool mapped() const { return mapped_; }
 
  private:
+  void read_copy(const std::string& path) {
+    // Anonymous memory: page-aligned like a mapping, so the alignment of the weights in the
+    // file (64 bytes in .loom) holds in memory too.
+    void* p = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd_);
+      fail(LOOM_ERROR_OUT_OF_MEMORY,
+           "cannot allocate " + std::to_string(size_) + " bytes to read model '" + path + "'");
+    }
+    auto* out = static_cast<uint8_t*>(p);
+    for (size_t done = 0; done < size_;) {
+      ssize_t n = ::pread(fd_, out + done, size_ - done, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        std::string why = n == 0 ? "the file shrank while it was read" : std::strerror(errno);
+        ::munmap(p, size_);
+        ::close(fd_);
+        fail(LOOM_ERROR_INVALID_MODEL, "cannot read model '" + path + "': " + why);
+      }
+      done += static_cast<size_t>(n);
+    }
+    (void)::mprotect(p, size_, PROT_READ);  // the bytes are the file's: nothing writes them
+    data_ = out;
+  }
+
+  void take_lease(const Runtime& runtime, const std::string& path) {
+    std::string why;
+    if (!lease_handler_ready()) {
+      why = "SIGIO has a handler of the application's";
+    } else {
+      for (LeaseSlot& slot : g_lease_slots) {
+        int expected = kFree;
+        if (slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) {
+          slot_ = &slot;
+          break;
+        }
+      }
+      if (!slot_) {
+        why = "too many leased model files";
+      } else {
+        slot_->fd = fd_;
+        slot_->addr = const_cast<uint8_t*>(data_);
+        slot_->size = size_;
+        if (::fcntl(fd_, F_SETSIG, kLeaseSignal) != 0 || ::fcntl(fd_, F_SETLEASE, F_RDLCK) != 0) {
+          why = std::strerror(errno);
+          slot_->state.store(kFree, std::memory_order_release);
+          slot_ = nullptr;
+        } else {
+          slot_->state.store(kActive, std::memory_order_release);
+        }
+      }
+    }
+    if (!why.empty() && runtime.logs(LOOM_LOG_DEBUG))
+      runtime.log(LOOM_LOG_DEBUG, "loader",
+                  "no read lease on '" + path + "' (" + why +
+                      "): writing the file in place while it is loaded ends the process with "
+                      "SIGBUS; replace it by rename instead");
+  }
+
   int fd_ = -1;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  bool mapped_ = false;
+  LeaseSlot* slot_ = nullptr;
 };
+
+// True when a constant of `graph` (or of a graph nested in it) points into [begin, begin + size).
+bool borrows_from(const Graph& graph, const uint8_t* begin, size_t size) {
+  auto inside = [&](const std::shared_ptr<ConstantData>& c) {
+    if (!c || !c->data) return false;
+    auto at = reinterpret_cast<uintptr_t>(c->data), start = reinterpret_cast<uintptr_t>(begin);
+    return at >= start && at - start < size;
+  };
+  for (const Value& v : graph.values)
+    if (inside(v.constant)) return true;
+  for (const Node& n : graph.nodes)
+    for (const Attribute& a : n.attributes)
+      if (inside(a.tensor) || (a.graph && borrows_from(*a.graph, begin, size))) return true;
+  return false;
+}
 
 // "; process resident R MiB, peak P MiB" (VmRSS, VmHWM), or "" where /proc is missing.
 std::string process_memory() {
@@ -97,8 +297,8 @@ void log_loaded(const Runtime& runtime, const Model& model,
 
 std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
   const auto started = std::chrono::steady_clock::now();
-  auto mapping = std::make_shared<MappedFile>(path);
-  const MappedFile& file = *mapping;
+  auto mapping = std::make_shared<ModelFile>(runtime, path);
+  const ModelFile& file = *mapping;
   if (runtime.formats.empty()) {
     SniffedFormat sniffed = sniff_format(file.data(), std::min<size_t>(file.size(), 4096));
     if (!sniffed.plugin.empty())
@@ -150,7 +350,9 @@ std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
   loom_graph_builder_t builder;
   builder.model = model.get();
   builder.graph = model->graph.get();
-  builder.file_mapping = std::span<const uint8_t>(file.data(), file.size());
+  // Only pages of a file mapping may be dropped (ModelFile): a dropped page is read again from
+  // the file should a plugin need it twice.
+  if (file.mapped()) builder.file_mapping = std::span<const uint8_t>(file.data(), file.size());
 
   std::string dir = std::filesystem::absolute(path).parent_path().string();
   loom_load_args_t args;
@@ -167,6 +369,10 @@ std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
   } catch (const Error& e) {
     throw Error(e.code(), "'" + path + "': " + e.what());
   }
+  // A copy no constant borrows from (formats that copy every initializer, as onnx does) is
+  // freed now rather than kept beside the copies for the life of the model.
+  if (!file.mapped() && !borrows_from(*model->graph, file.data(), file.size()))
+    model->file_mapping.reset();
   log_loaded(runtime, *model, std::chrono::steady_clock::now() - started);
   return model;
 }

@@ -4,9 +4,10 @@
 // (the entry calls exit() with that status), FAKE_CRASH (the entry dies of SIGSEGV).
 //
 // The fake format reads text files "FAKEMODEL <op> <op> ...": a chain x -> op -> ... -> y on a
-// float32 vector of dynamic length N, opset 13. Device "fakehost" (host memory) runs Relu and
-// Neg; device "fakeremote" runs Neg only and keeps its memory "remote" (not host-visible), so
-// the core must copy through copy_to_host/copy_from_host.
+// float32 vector of dynamic length N, opset 13. A first token "const=a,b,c" starts the chain at
+// an initializer "w" holding those floats instead of at x (x stays an input, unused). Device
+// "fakehost" (host memory) runs Relu and Neg; device "fakeremote" runs Neg only and keeps its
+// memory "remote" (not host-visible), so the core must copy through copy_to_host/copy_from_host.
 #include <loom/plugin.hpp>
 
 #include <csignal>
@@ -50,6 +51,16 @@ loom_status_t* load(void*, const loom_load_args_t* args, const loom_builder_api_
     const char* param = "N";
     loom::sdk::check(api->add_input(b, "x", LOOM_DTYPE_FLOAT32, 1, &dim, &param));
     std::string prev = "x";
+    if (!ops.empty() && ops[0].rfind("const=", 0) == 0) {
+      std::vector<float> w;
+      std::istringstream values(ops[0].substr(6));
+      for (std::string v; std::getline(values, v, ',');) w.push_back(std::stof(v));
+      int64_t n = static_cast<int64_t>(w.size());
+      loom::sdk::check(api->add_initializer(b, "w", LOOM_DTYPE_FLOAT32, 1, &n, w.data(),
+                                            w.size() * sizeof(float)));
+      prev = "w";
+      ops.erase(ops.begin());
+    }
     for (size_t i = 0; i < ops.size(); ++i) {
       std::string out = i + 1 == ops.size() ? "y" : "t" + std::to_string(i);
       const char* ins[] = {prev.c_str()};
@@ -76,6 +87,10 @@ struct FakeBuffer {
 };
 struct FakeExe {
   std::vector<std::string> ops;
+  // A chain fed by a constant (the "const=" model): its data, borrowed from the view as a real
+  // device's weights are, and read at every run.
+  const float* constant = nullptr;
+  size_t constant_count = 0;
 };
 
 FakeDevice* dev(loom_device_t* d) { return reinterpret_cast<FakeDevice*>(d); }
@@ -140,7 +155,15 @@ loom_status_t* compile(loom_device_t*, const loom_compile_args_t* args, loom_exe
   return guard([&] {
     auto* exe = new FakeExe;
     for (size_t i = 0; i < args->graph->num_nodes; ++i) exe->ops.push_back(args->graph->nodes[i]->op_type);
-    if (args->graph->num_inputs != 1 || args->graph->num_outputs != 1) {
+    if (args->graph->num_inputs == 0 && args->graph->num_nodes > 0 &&
+        args->graph->nodes[0]->num_inputs == 1 && args->graph->nodes[0]->inputs[0] >= 0) {
+      const loom_value_info_t* w = args->graph->values[args->graph->nodes[0]->inputs[0]];
+      if ((w->flags & LOOM_VALUE_CONSTANT) && w->data && w->dtype == LOOM_DTYPE_FLOAT32) {
+        exe->constant = static_cast<const float*>(w->data);
+        exe->constant_count = w->data_size / sizeof(float);
+      }
+    }
+    if ((args->graph->num_inputs != 1 && !exe->constant) || args->graph->num_outputs != 1) {
       delete exe;
       fail(LOOM_ERROR_UNSUPPORTED, "fake devices compile single-input single-output chains only");
     }
@@ -150,14 +173,20 @@ loom_status_t* compile(loom_device_t*, const loom_compile_args_t* args, loom_exe
 void release(loom_device_t*, loom_executable_t* e) { delete reinterpret_cast<FakeExe*>(e); }
 loom_status_t* run(loom_device_t* d, loom_executable_t* e, const loom_run_args_t* args) {
   return guard([&] {
-    const loom_tensor_t& in = args->inputs[0];
+    const FakeExe* exe = reinterpret_cast<FakeExe*>(e);
     bool remote = dev(d)->remote;
-    // A remote device must never be handed host pointers it did not allocate.
-    if (remote && (in.buffer == nullptr || in.data != nullptr))
-      fail(LOOM_ERROR_INTERNAL, "fakeremote got a tensor that is not in its memory");
-    size_t n = static_cast<size_t>(in.dims[0]);
-    const float* src = remote ? reinterpret_cast<const float*>(reinterpret_cast<const char*>(buf(in.buffer)->bytes.data()) + in.offset)
-                              : static_cast<const float*>(in.data);
+    size_t n = exe->constant_count;
+    const float* src = exe->constant;
+    if (!src) {
+      const loom_tensor_t& in = args->inputs[0];
+      // A remote device must never be handed host pointers it did not allocate.
+      if (remote && (in.buffer == nullptr || in.data != nullptr))
+        fail(LOOM_ERROR_INTERNAL, "fakeremote got a tensor that is not in its memory");
+      n = static_cast<size_t>(in.dims[0]);
+      src = remote ? reinterpret_cast<const float*>(
+                         reinterpret_cast<const char*>(buf(in.buffer)->bytes.data()) + in.offset)
+                   : static_cast<const float*>(in.data);
+    }
     std::vector<float> v(src, src + n);
     for (const std::string& op : reinterpret_cast<FakeExe*>(e)->ops)
       for (float& x : v) x = op == "Neg" ? -x : (x > 0 ? x : 0);
