@@ -1,7 +1,8 @@
 // A configurable fake plugin for the loader and session tests. Compile definitions choose what
 // it is: FAKE_NAME (plugin name), FAKE_ABI (version it claims), FAKE_INIT_FAIL (entry fails),
 // FAKE_DEVICE (register the fake devices), FAKE_FORMAT (register the fake format), FAKE_EXIT
-// (the entry calls exit() with that status), FAKE_CRASH (the entry dies of SIGSEGV).
+// (the entry calls exit() with that status), FAKE_CRASH (the entry dies of SIGSEGV), FAKE_HANG
+// (the entry never returns).
 //
 // The fake format reads text files "FAKEMODEL <op> <op> ...": a chain x -> op -> ... -> y on a
 // float32 vector of dynamic length N, opset 13. A first token "const=a,b,c" starts the chain at
@@ -9,6 +10,8 @@
 // "fakehost" (host memory) runs Relu and Neg; device "fakeremote" runs Neg only and keeps its
 // memory "remote" (not host-visible), so the core must copy through copy_to_host/copy_from_host.
 #include <loom/plugin.hpp>
+
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
@@ -237,6 +240,9 @@ extern "C" LOOM_PLUGIN_EXPORT loom_status_t* loom_plugin_entry(const loom_host_a
 #endif
 #ifdef FAKE_CRASH
   std::raise(SIGSEGV);
+#endif
+#ifdef FAKE_HANG
+  for (;;) ::pause();
 #endif
   loom::sdk::set_host(host);
   info->abi_version = FAKE_ABI;

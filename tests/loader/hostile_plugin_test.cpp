@@ -8,9 +8,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -114,14 +116,19 @@ TEST(HostilePlugin, FifoInPluginDirectoryIsReportedNotOpened) {
 }
 
 TEST(HostilePlugin, DevicesAndSocketsAreRefusedNamingWhatTheyAre) {
-  std::string sock_path = test_dir() + "/s.so";
+  std::string dir = test_dir();
+  std::string sock_path = dir + "/s.so";
   int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
   ASSERT_GE(sock, 0);
+  // Bound by a relative name: a build tree's absolute path may exceed sun_path's 108 bytes.
+  fs::path cwd = fs::current_path();
+  fs::current_path(dir);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  ASSERT_LT(sock_path.size(), sizeof addr.sun_path);
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", sock_path.c_str());
-  ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", "s.so");
+  const int bound = ::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  fs::current_path(cwd);
+  ASSERT_EQ(bound, 0) << std::strerror(errno);
   Loaded l;
   create(l, {"/dev/null", sock_path});
   ::close(sock);
@@ -211,4 +218,19 @@ TEST(HostilePlugin, IsolatedProbeSkipsPluginsThatCrashOrExit) {
   expect_error(l, fake("fake_exit"), "plugin called exit() while loading in an isolated probe");
   ASSERT_NE(l.find(fake("fake_good")), nullptr);
   EXPECT_TRUE(l.find(fake("fake_good"))->loaded) << l.find(fake("fake_good"))->error;
+}
+
+// Costs the probe's 10 s timeout.
+TEST(HostilePlugin, IsolatedProbeSkipsAPluginThatHangs) {
+  setenv("LOOM_ISOLATE_PLUGIN_PROBE", "1", 1);
+  const auto start = std::chrono::steady_clock::now();
+  Loaded l;
+  create(l, {fake("fake_hang"), fake("fake_good")});
+  unsetenv("LOOM_ISOLATE_PLUGIN_PROBE");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+  expect_error(l, fake("fake_hang"),
+               "plugin did not finish loading within 10 s in an isolated probe (killed it); "
+               "skipped");
+  ASSERT_NE(l.find(fake("fake_good")), nullptr);
+  EXPECT_TRUE(l.find(fake("fake_good"))->loaded);
 }
