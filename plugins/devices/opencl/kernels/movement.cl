@@ -2,6 +2,15 @@
 // (s1 = uchar, s2 = ushort, s4 = uint, s8 = ulong), so Transpose of int64 and of float share
 // code. Casts convert between the numeric types.
 
+/* Gather's out-of-range indices: a kernel cannot fail, so it records one bad index in the */
+/* step's slot of the error buffer (16 bytes: an int flag, then the index as a long), which the */
+/* host reads after the run and turns into the error ONNX mandates. slot < 0: the indices were */
+/* checked on the host at compile time (constants) and err is a placeholder. */
+void gather_index_error(__global int* err, int slot, long index) {
+  if (slot < 0) return;
+  if (atomic_cmpxchg(err + 4 * slot, 0, 1) == 0) ((__global long*)err)[2 * slot + 1] = index;
+}
+
 #define LOOM_MOVEMENT(sfx, T)                                                                   \
   __kernel void copy_##sfx(__global const T* x, int xo, __global T* y, int yo, int n) {        \
     int i = get_global_id(0);                                                                  \
@@ -16,30 +25,40 @@
     y[yo + strided_offset(i, dims, ys)] = x[xo + strided_offset(i, dims, xs)];                 \
   }                                                                                            \
   /* Gather along an axis: data viewed as [outer, axis_len, inner], indices flat [count]. */   \
-  /* An index outside [-axis_len, axis_len) yields zeros; the host cannot fail from here. */   \
+  /* An index outside [-axis_len, axis_len) writes 0 and is reported through err/slot. */      \
   __kernel void gather_##sfx##_i64(__global const T* x, int xo, __global const long* idx,      \
                                    int io, __global T* y, int yo, int n, int axis_len,         \
-                                   int count, int inner) {                                     \
+                                   int count, int inner, __global int* err, int slot) {        \
     int i = get_global_id(0);                                                                  \
     if (i >= n) return;                                                                        \
     int in = i % inner;                                                                        \
     int j = (i / inner) % count;                                                               \
     int o = i / (inner * count);                                                               \
-    long k = idx[io + j];                                                                      \
-    if (k < 0) k += axis_len;                                                                  \
-    y[yo + i] = (k >= 0 && k < axis_len) ? x[xo + (o * axis_len + (int)k) * inner + in] : 0;   \
+    long given = idx[io + j];                                                                  \
+    long k = given < 0 ? given + axis_len : given;                                             \
+    if (k >= 0 && k < axis_len) {                                                              \
+      y[yo + i] = x[xo + (o * axis_len + (int)k) * inner + in];                                \
+    } else {                                                                                   \
+      y[yo + i] = 0;                                                                           \
+      gather_index_error(err, slot, given);                                                    \
+    }                                                                                          \
   }                                                                                            \
   __kernel void gather_##sfx##_i32(__global const T* x, int xo, __global const int* idx,       \
                                    int io, __global T* y, int yo, int n, int axis_len,         \
-                                   int count, int inner) {                                     \
+                                   int count, int inner, __global int* err, int slot) {        \
     int i = get_global_id(0);                                                                  \
     if (i >= n) return;                                                                        \
     int in = i % inner;                                                                        \
     int j = (i / inner) % count;                                                               \
     int o = i / (inner * count);                                                               \
-    int k = idx[io + j];                                                                       \
-    if (k < 0) k += axis_len;                                                                  \
-    y[yo + i] = (k >= 0 && k < axis_len) ? x[xo + (o * axis_len + k) * inner + in] : 0;        \
+    int given = idx[io + j];                                                                   \
+    int k = given < 0 ? given + axis_len : given;                                              \
+    if (k >= 0 && k < axis_len) {                                                              \
+      y[yo + i] = x[xo + (o * axis_len + k) * inner + in];                                     \
+    } else {                                                                                   \
+      y[yo + i] = 0;                                                                           \
+      gather_index_error(err, slot, given);                                                    \
+    }                                                                                          \
   }                                                                                            \
   /* Constant-mode Pad: y has extents `dims`; x element = y coordinate - before, when inside. */ \
   __kernel void pad_constant_##sfx(__global const T* x, int xo, __global T* y, int yo, int n,  \

@@ -17,6 +17,9 @@ namespace loom::opencl {
 namespace {
 
 constexpr size_t kAlign = 64;
+// One index check's slot in the error buffer: an int flag (at int 4 * slot, so the kernels'
+// atomic_cmpxchg works on it) and the bad index as a long (at long 2 * slot + 1).
+constexpr size_t kIndexSlotInts = 4;
 
 size_t align_up(size_t n) {
   return (n + kAlign - 1) / kAlign * kAlign;
@@ -92,6 +95,13 @@ KernelCall& KernelCall::bytes(const void* data, size_t size) {
            "setting argument " + std::to_string(next_) + " of " + step_.label);
   ++next_;
   return *this;
+}
+
+KernelCall& KernelCall::index_check(int slot) {
+  step_.error_arg = static_cast<int>(next_);
+  step_.error_slot = slot;
+  ++next_;  // bound by finalize (placeholder) and, for a slot, by every run
+  return i32(slot);
 }
 
 void KernelCall::launch_1d(int64_t n) {
@@ -309,6 +319,11 @@ void Executable::add_step(Step step) {
   steps_.push_back(std::move(step));
 }
 
+int Executable::add_index_check(IndexCheck check) {
+  index_checks_.push_back(std::move(check));
+  return static_cast<int>(index_checks_.size() - 1);
+}
+
 void Executable::note_use(int id) {
   Value& v = value(id);
   if (v.first_use < 0) v.first_use = current_op_;
@@ -464,7 +479,7 @@ void Executable::finalize() {
   placeholder_ = device_.allocate(kAlign, "a placeholder");
   std::vector<std::pair<cl_mem, size_t>> no_inputs;
   std::vector<loom_buffer_t*> no_outputs;
-  for (Step& s : steps_)
+  for (Step& s : steps_) {
     for (const BufferArg& a : s.buffers) {
       const Value& v = values_[a.value];
       if (dynamic_storage(v.storage)) continue;
@@ -472,6 +487,13 @@ void Executable::finalize() {
       cl_mem mem = memory_of(v, no_inputs, no_outputs, &offset);
       set_buffer_arg(s, a, mem, offset);
     }
+    // Every argument must be valid; runs bind their own error buffer to checking steps.
+    if (s.error_arg >= 0) {
+      cl_mem mem = placeholder_.get();
+      check_cl(clSetKernelArg(s.kernel.get(), static_cast<cl_uint>(s.error_arg), sizeof mem, &mem),
+               "binding the error buffer of " + s.label);
+    }
+  }
   check_cl(clFinish(queue), "uploading the constants");
 }
 
@@ -543,6 +565,18 @@ void Executable::log_profile(const std::vector<double>& step_ms) const {
   sdk::log(LOOM_LOG_INFO, "opencl", text);
 }
 
+void Executable::report_index_errors(const std::vector<cl_int>& flags) const {
+  for (size_t slot = 0; slot < index_checks_.size(); ++slot) {
+    if (flags[slot * kIndexSlotInts] == 0) continue;
+    int64_t index = 0;
+    std::memcpy(&index, flags.data() + slot * kIndexSlotInts + 2, sizeof index);
+    const IndexCheck& c = index_checks_[slot];
+    sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
+              c.where + ": index " + std::to_string(index) + " is out of range for axis " +
+                  std::to_string(c.axis) + " of size " + std::to_string(c.axis_len));
+  }
+}
+
 // ---- run ------------------------------------------------------------------------------------
 
 void Executable::run(const loom_run_args_t& args) {
@@ -591,8 +625,32 @@ void Executable::run(const loom_run_args_t& args) {
     outputs[i] = owned[i].get();
   }
 
+  // The index checks get a buffer per run, so that concurrent runs never clear or read each
+  // other's flags. Its read-back lands in `checks` once the run's marker completes; on an
+  // error path the destructor waits for it, so the read never writes into freed memory.
+  MemHandle errors;
+  struct PendingRead {
+    std::vector<cl_int> flags;
+    cl_event done = nullptr;
+    ~PendingRead() {
+      if (!done) return;
+      clWaitForEvents(1, &done);
+      clReleaseEvent(done);
+    }
+  } checks;
+  if (!index_checks_.empty()) {
+    checks.flags.assign(index_checks_.size() * kIndexSlotInts, 0);
+    errors = device_.allocate(checks.flags.size() * sizeof(cl_int), "the index checks");
+  }
+
   std::unique_lock<std::mutex> lock(device_.mutex());
   cl_command_queue queue = device_.queue();
+  if (errors) {
+    const cl_int zero = 0;
+    check_cl(clEnqueueFillBuffer(queue, errors.get(), &zero, sizeof zero, 0,
+                                 checks.flags.size() * sizeof(cl_int), 0, nullptr, nullptr),
+             "clearing the index checks");
+  }
   if (!uploads.list.empty())
     check_cl(clEnqueueBarrierWithWaitList(queue, static_cast<cl_uint>(uploads.list.size()),
                                           uploads.list.data(), nullptr),
@@ -606,6 +664,11 @@ void Executable::run(const loom_run_args_t& args) {
       size_t offset = 0;
       cl_mem mem = memory_of(v, inputs, outputs, &offset);
       set_buffer_arg(s, a, mem, offset);
+    }
+    if (s.error_slot >= 0) {
+      cl_mem mem = errors.get();
+      check_cl(clSetKernelArg(s.kernel.get(), static_cast<cl_uint>(s.error_arg), sizeof mem, &mem),
+               "binding the error buffer of " + s.label);
     }
     const size_t* local = s.local[0] ? s.local.data() : nullptr;
     check_cl(clEnqueueNDRangeKernel(queue, s.kernel.get(), s.dims, nullptr, s.global.data(), local,
@@ -639,6 +702,11 @@ void Executable::run(const loom_run_args_t& args) {
                                  nullptr, nullptr),
              "copying output '" + v.name + "'");
   }
+  if (errors)
+    check_cl(
+        clEnqueueReadBuffer(queue, errors.get(), CL_FALSE, 0, checks.flags.size() * sizeof(cl_int),
+                            checks.flags.data(), 0, nullptr, &checks.done),
+        "reading the index checks");
   // Wait for this run's work only: later runs may queue theirs meanwhile (in order, so they
   // never overlap this run's use of the arena).
   cl_event marker = nullptr;
@@ -647,6 +715,7 @@ void Executable::run(const loom_run_args_t& args) {
   check_cl(clFlush(queue), "submitting the subgraph");
   lock.unlock();
   check_cl(clWaitForEvents(1, &marker), "running the subgraph");
+  if (errors) report_index_errors(checks.flags);
 
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const Value& v = values_[outputs_[i]];

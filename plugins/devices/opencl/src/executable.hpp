@@ -68,6 +68,16 @@ struct Step {
   std::array<size_t, 3> global{1, 1, 1};
   std::array<size_t, 3> local{0, 0, 0};  // all 0: the driver chooses
   std::vector<BufferArg> buffers;
+  // The error buffer argument of a kernel that checks its indices (Gather), or -1.
+  int error_arg = -1;
+  int error_slot = -1;  // its slot in the run's error buffer; -1: checked at compile time
+};
+
+// A kernel's index check whose failure the host reports after a run: which node, which axis.
+struct IndexCheck {
+  std::string where;  // "Gather node 'name'", as the cpu device words it
+  int64_t axis = 0;
+  int64_t axis_len = 0;
 };
 
 class Executable;
@@ -81,6 +91,9 @@ class KernelCall {
   KernelCall& f32(float v);
   KernelCall& vec8(std::span<const int64_t> values, int64_t pad);  // int8, padded in front
   KernelCall& bytes(const void* data, size_t size);
+  // The (err, slot) arguments of an index-checking kernel: slot from add_index_check, or -1
+  // when the indices were checked on the host (err is then bound to a placeholder).
+  KernelCall& index_check(int slot);
   void launch_1d(int64_t n);       // n work-items, LOOM work-group size
   void launch_rows(int64_t rows);  // one 64-wide work-group per row
   void launch(cl_uint dims, std::array<size_t, 3> global, std::array<size_t, 3> local);
@@ -112,6 +125,8 @@ class Executable {
   // A temporary for the current op; scratch space is reused by the next op.
   int add_scratch(loom_dtype_t dtype, std::vector<int64_t> shape);
   void add_step(Step step);
+  // A slot of the per-run error buffer for a kernel that validates indices on the device.
+  int add_index_check(IndexCheck check);
   void note_use(int value);  // a kernel of the current op references `value`
 
  private:
@@ -129,6 +144,9 @@ class Executable {
   void set_buffer_arg(Step& step, const BufferArg& arg, cl_mem mem, size_t byte_offset);
 
   void log_profile(const std::vector<double>& step_ms) const;
+  // Throws the error of the first failed index check recorded in `flags` (the error buffer
+  // read back after a run), if any.
+  void report_index_errors(const std::vector<cl_int>& flags) const;
 
   Device& device_;
   const loom_graph_t* graph_;  // compile only
@@ -139,8 +157,9 @@ class Executable {
   std::deque<Value> values_;
   std::vector<std::vector<uint8_t>> owned_constants_;
   std::vector<Step> steps_;
-  std::vector<int> inputs_;   // value ids in run order
-  std::vector<int> outputs_;  // value ids in run order
+  std::vector<IndexCheck> index_checks_;  // slot -> what it checks
+  std::vector<int> inputs_;               // value ids in run order
+  std::vector<int> outputs_;              // value ids in run order
   int current_op_ = 0;
   size_t scratch_cursor_ = 0, scratch_size_ = 0;
   MemHandle arena_, constants_, scratch_;

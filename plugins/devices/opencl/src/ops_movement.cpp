@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <optional>
 
 #include "half.hpp"
 #include "ops.hpp"
@@ -221,14 +222,33 @@ void lower_gather(Executable& exe, const NodeInfo& node, const Fusion&) {
   for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
   std::string kernel = std::string("gather_") + size_suffix(x.elem_size) +
                        (idx.dtype == LOOM_DTYPE_INT64 ? "_i64" : "_i32");
+  // An out-of-range index is an error (as on every device). Constant indices are checked here,
+  // once, so their runs need no error buffer; others are checked by the kernel, per run.
+  const int64_t axis_len = x.shape[axis];
+  IndexCheck check{
+      std::string(node.node.op_type) + " node '" + (node.node.name ? node.node.name : "") + "'",
+      axis, axis_len};
+  int slot = -1;
+  std::optional<std::vector<int64_t>> constant = node.constant_ints(1);
+  if (!constant) {
+    slot = exe.add_index_check(std::move(check));
+  } else {
+    for (int64_t i : *constant)
+      if (i < -axis_len || i >= axis_len) {
+        // Reported at run time like the others, not while compiling the subgraph.
+        slot = exe.add_index_check(std::move(check));
+        break;
+      }
+  }
   KernelCall(exe, kernel.c_str(), node.describe())
       .buffer(node.input_id(0))
       .buffer(node.input_id(1))
       .buffer(node.output_id(0))
       .i32(y.elements)
-      .i32(x.shape[axis])
+      .i32(axis_len)
       .i32(std::max<int64_t>(idx.elements, 1))
       .i32(std::max<int64_t>(inner, 1))
+      .index_check(slot)
       .launch_1d(y.elements);
 }
 
