@@ -33,10 +33,13 @@ std::set<std::string> used_domains(const Graph& main) {
   return domains;
 }
 
-bool newer_opsets_allowed(const ValidateOptions& options) {
-  if (options.allow_newer_opsets) return *options.allow_newer_opsets;
+// What allows a newer opset ("" when nothing does): the caller's option, or when the caller
+// left it unset, the environment variable.
+std::string newer_opsets_allowed_by(const ValidateOptions& options) {
+  if (options.allow_newer_opsets)
+    return *options.allow_newer_opsets ? "the application's allow-newer-opsets option" : "";
   const char* env = std::getenv("LOOM_ALLOW_NEWER_OPSETS");
-  return env && std::string(env) == "1";
+  return env && std::string(env) == "1" ? "LOOM_ALLOW_NEWER_OPSETS=1" : "";
 }
 
 // An imported opset newer than every schema of its domain may have changed any op's meaning
@@ -48,32 +51,34 @@ bool newer_opsets_allowed(const ValidateOptions& options) {
 void check_opset_range(const Model& model, const SchemaRegistry& schemas,
                        const ValidateOptions& options) {
   std::set<std::string> used = used_domains(*model.graph);
+  const std::string allowed_by = newer_opsets_allowed_by(options);
   std::vector<std::string> too_new;
   for (const auto& [imported, version] : model.opsets) {
     std::string domain = imported == "ai.onnx" ? std::string() : imported;
     int64_t newest = schemas.newest_version(domain);
     if (newest == 0 || version <= newest || (!domain.empty() && !used.count(domain))) continue;
-    too_new.push_back("the model imports opset " + std::to_string(version) + " of " +
-                      domain_label(domain) + ", newer than the newest this runtime supports (" +
-                      std::to_string(newest) + ")");
-    if (newer_opsets_allowed(options)) {
-      std::string msg = too_new.back() + "; LOOM_ALLOW_NEWER_OPSETS is set, so it is validated " +
-                        "and run with the opset-" + std::to_string(newest) +
-                        " schemas, and ops changed after that may compute something else";
-      if (options.warn)
-        options.warn(msg);
-      else
-        std::cerr << "loom: warning: validate: " << msg << "\n";
-      too_new.pop_back();
-    } else {
-      too_new.back() += ": re-export the model with opset <= " + std::to_string(newest) + " for " +
-                        (domain.empty() ? std::string("ai.onnx") : domain);
+    std::string what = "the model imports opset " + std::to_string(version) + " of " +
+                       domain_label(domain) + ", newer than the newest this runtime supports (" +
+                       std::to_string(newest) + ")";
+    if (allowed_by.empty()) {
+      too_new.push_back(what + ": re-export the model with opset <= " + std::to_string(newest) +
+                        " for " + (domain.empty() ? std::string("ai.onnx") : domain));
+      continue;
     }
+    std::string msg = what + "; accepted because of " + allowed_by +
+                      ": it is validated and run with the opset-" + std::to_string(newest) +
+                      " schemas, and ops changed after that may compute something else";
+    if (options.warn)
+      options.warn(msg);
+    else
+      std::cerr << "loom: warning: validate: " << msg << "\n";
   }
   if (too_new.empty()) return;
   std::string msg;
   for (const std::string& t : too_new) msg += (msg.empty() ? "" : "; ") + t;
-  msg += " (LOOM_ALLOW_NEWER_OPSETS=1 accepts it anyway, with a warning)";
+  // The variable only helps where the application left the choice to it.
+  if (!options.allow_newer_opsets)
+    msg += " (LOOM_ALLOW_NEWER_OPSETS=1 accepts it anyway, with a warning)";
   fail(LOOM_ERROR_UNSUPPORTED, msg);
 }
 
