@@ -1,4 +1,4 @@
-// The frozen layout of plugin ABI 1.0 and what 1.1, 1.2 and 1.3 appended. Generated once from sdk/include/loom/plugin.h and
+// The frozen layout of plugin ABI 1.0 and what 1.1, 1.2, 1.3 and 1.4 appended. Generated once from sdk/include/loom/plugin.h and
 // then kept by hand: a released layout must never change. When a minor version appends
 // members, ADD assertions for them; never edit the existing ones.
 #include <loom/plugin.h>
@@ -169,7 +169,16 @@ static_assert(offsetof(loom_run_args_t, num_inputs) == 8, "ABI 1.0 layout of loo
 static_assert(offsetof(loom_run_args_t, inputs) == 16, "ABI 1.0 layout of loom_run_args_t::inputs changed");
 static_assert(offsetof(loom_run_args_t, num_outputs) == 24, "ABI 1.0 layout of loom_run_args_t::num_outputs changed");
 static_assert(offsetof(loom_run_args_t, outputs) == 32, "ABI 1.0 layout of loom_run_args_t::outputs changed");
-static_assert(sizeof(loom_run_args_t) == 40, "ABI 1.0 layout of loom_run_args_t changed");
+// ABI 1.4 appended loom_run_args_t::control: the 1.0 prefix (40 bytes) is unchanged.
+static_assert(offsetof(loom_run_args_t, control) == 40, "ABI 1.4 layout of loom_run_args_t::control changed");
+static_assert(sizeof(loom_run_args_t) == 48, "ABI 1.4 layout of loom_run_args_t changed");
+static_assert(offsetof(loom_run_control_t, max_tensor_bytes) == 8, "ABI 1.4 layout of loom_run_control_t::max_tensor_bytes changed");
+static_assert(offsetof(loom_run_control_t, max_run_bytes) == 16, "ABI 1.4 layout of loom_run_control_t::max_run_bytes changed");
+static_assert(offsetof(loom_run_control_t, max_loop_iterations) == 24, "ABI 1.4 layout of loom_run_control_t::max_loop_iterations changed");
+static_assert(offsetof(loom_run_control_t, poll) == 32, "ABI 1.4 layout of loom_run_control_t::poll changed");
+static_assert(offsetof(loom_run_control_t, user) == 40, "ABI 1.4 layout of loom_run_control_t::user changed");
+static_assert(sizeof(loom_run_control_t) == 48, "ABI 1.4 layout of loom_run_control_t changed");
+static_assert(LOOM_ERROR_LIMIT_EXCEEDED == 10 && LOOM_ERROR_CANCELLED == 11, "ABI 1.4 status codes changed");
 static_assert(offsetof(loom_device_api_t, struct_size) == 0, "ABI 1.0 layout of loom_device_api_t::struct_size changed");
 static_assert(offsetof(loom_device_api_t, name) == 8, "ABI 1.0 layout of loom_device_api_t::name changed");
 static_assert(offsetof(loom_device_api_t, description) == 16, "ABI 1.0 layout of loom_device_api_t::description changed");
@@ -224,8 +233,8 @@ static_assert(offsetof(loom_save_args_t, num_declared_inputs) == 72, "ABI 1.1 la
 static_assert(offsetof(loom_save_args_t, declared_inputs) == 80, "ABI 1.1 layout of loom_save_args_t::declared_inputs changed");
 static_assert(sizeof(loom_save_args_t) == 88, "ABI 1.1 layout of loom_save_args_t changed");
 
-TEST(AbiLayout, VersionIsOnePointThree) {
-  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010003u);
+TEST(AbiLayout, VersionIsOnePointFour) {
+  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010004u);
   EXPECT_EQ(LOOM_MAX_RANK, 16);
   EXPECT_EQ(LOOM_DTYPE_BFLOAT16, 16);
   EXPECT_EQ(LOOM_ATTR_STRINGS, 8);

@@ -15,6 +15,9 @@
  *        declare graph inputs and outputs of those types.
  *   1.3  loom_compile_args_t gains `constant_copied` and `host_user` (appended): a device
  *        tells which constants it copied at compile, so the host can free its own bytes.
+ *   1.4  run limits and cancellation: loom_run_args_t gains `control` (appended), a
+ *        loom_run_control_t with byte and loop bounds and a poll function the device calls
+ *        between steps; status codes LOOM_ERROR_LIMIT_EXCEEDED and LOOM_ERROR_CANCELLED.
  *
  * Versioning rules
  *   - LOOM_ABI_VERSION = (major << 16) | minor. A plugin and a host of different majors never
@@ -55,7 +58,7 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------ */
 
 #define LOOM_ABI_VERSION_MAJOR 1
-#define LOOM_ABI_VERSION_MINOR 3
+#define LOOM_ABI_VERSION_MINOR 4
 #define LOOM_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
 #define LOOM_ABI_VERSION LOOM_MAKE_ABI_VERSION(LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR)
 #define LOOM_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -105,7 +108,11 @@ typedef enum loom_status_code_t {
   LOOM_ERROR_INCOMPATIBLE = 6,     /* ABI or version mismatch */
   LOOM_ERROR_UNAVAILABLE = 7,      /* device exists but cannot be used here (no driver...) */
   LOOM_ERROR_RUNTIME = 8,          /* failure while running */
-  LOOM_ERROR_INTERNAL = 9          /* a bug: please report */
+  LOOM_ERROR_INTERNAL = 9,         /* a bug: please report */
+  /* 1.4 */
+  LOOM_ERROR_LIMIT_EXCEEDED = 10,  /* a run needed more than a limit of the session allows
+                                      (tensor bytes, run bytes, loop iterations) */
+  LOOM_ERROR_CANCELLED = 11        /* the run was cancelled or passed its deadline */
 } loom_status_code_t;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -458,6 +465,28 @@ typedef struct loom_compile_args_t {
   void* host_user;
 } loom_compile_args_t;
 
+/* 1.4: the limits of one run and how to stop it (docs/limits.md). A hostile model can ask for
+ * any size or trip count from its data; the device checks these before it allocates or loops. */
+typedef struct loom_run_control_t {
+  size_t struct_size;
+  /* Most bytes one tensor the device allocates while running (outputs and scratch whose size
+   * depends on the run's data) may take; 0 = no bound. */
+  uint64_t max_tensor_bytes;
+  /* Most bytes the device's run-time allocations of one run may hold at once (planned arenas
+   * and compiled constants are not counted: they are fixed when the subgraph compiles);
+   * 0 = no bound. */
+  uint64_t max_run_bytes;
+  /* Most iterations one Loop (or other data-driven loop) may run, whatever its trip count and
+   * condition say; 0 = no bound. */
+  int64_t max_loop_iterations;
+  /* Returns NULL to go on, or a status (LOOM_ERROR_CANCELLED) when the run must stop: the
+   * application cancelled it or it passed its deadline. The device calls it between steps
+   * (nodes, primitives, loop iterations) and returns that status from run, which then owns it.
+   * Thread-safe and cheap (an atomic load and a clock read). */
+  loom_status_t* (*poll)(void* user);
+  void* user;
+} loom_run_control_t;
+
 typedef struct loom_run_args_t {
   size_t struct_size;
   size_t num_inputs;
@@ -466,6 +495,9 @@ typedef struct loom_run_args_t {
   loom_tensor_t* outputs;       /* in graph->outputs order: the device allocates each with its
                                    alloc (buffer set) and fills the struct; the caller owns the
                                    buffers and frees them with free_buffer */
+  /* 1.4 (optional: check struct_size with LOOM_HAS_MEMBER; NULL when the host sets no limits).
+   * Valid during the run call. */
+  const loom_run_control_t* control;
 } loom_run_args_t;
 
 typedef struct loom_device_api_t {

@@ -7,7 +7,9 @@
 
 #include <loom/plugin.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -228,14 +230,143 @@ inline const loom_value_info_t* node_output(const loom_graph_t& graph, const loo
 
 // ---- tensors ----------------------------------------------------------------------------
 
-inline int64_t element_count(int32_t rank, const int64_t* dims) {
+// ---- checked size arithmetic ------------------------------------------------------------
+//
+// Every size computed from a model's data (shapes fed at run time, shapes a kernel derives from
+// input values, counts and offsets built from them) goes through these. A hostile model can ask
+// for extents whose product wraps int64 back to a small number; an unchecked product then sizes
+// a buffer smaller than the loops that index it (docs/limits.md).
+
+inline std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+inline std::optional<int64_t> checked_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+// Product of the extents, or nullopt when one is negative or the product overflows int64. A
+// zero extent anywhere makes the product 0 however large the others are.
+inline std::optional<int64_t> try_element_count(std::span<const int64_t> dims) {
+  for (int64_t d : dims)
+    if (d < 0) return std::nullopt;
+  for (int64_t d : dims)
+    if (d == 0) return 0;
   int64_t n = 1;
-  for (int32_t i = 0; i < rank; ++i) n *= dims[i];
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(n, d, &n)) return std::nullopt;
   return n;
+}
+
+// count * element_size, or nullopt when count is negative or the product does not fit size_t.
+inline std::optional<size_t> try_byte_size(int64_t count, size_t element_size) {
+  if (count < 0) return std::nullopt;
+  size_t r;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(count), element_size, &r)) return std::nullopt;
+  return r;
+}
+
+// "[2, 3, 4]" for error messages.
+inline std::string shape_text(std::span<const int64_t> dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// Element count of a shape: -1 when an extent is unknown (negative, as in a declared shape
+// with a symbolic dimension); throws LOOM_ERROR_INVALID_ARGUMENT naming the shape when the
+// count overflows int64.
+inline int64_t element_count(std::span<const int64_t> dims) {
+  if (std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d < 0; })) return -1;
+  std::optional<int64_t> n = try_element_count(dims);
+  if (!n)
+    fail(LOOM_ERROR_INVALID_ARGUMENT,
+         "shape " + shape_text(dims) + " has more elements than a 64-bit count holds");
+  return *n;
+}
+inline int64_t element_count(int32_t rank, const int64_t* dims) {
+  return element_count(std::span<const int64_t>(dims, rank > 0 ? static_cast<size_t>(rank) : 0));
 }
 inline int64_t element_count(const loom_tensor_t& t) {
   return element_count(t.rank, t.dims);
 }
+
+// Bytes of a tensor of `dtype` and `dims`; throws LOOM_ERROR_INVALID_ARGUMENT when an extent is
+// negative or the size does not fit.
+inline size_t byte_size(loom_dtype_t dtype, std::span<const int64_t> dims) {
+  int64_t count = element_count(dims);
+  if (count < 0)
+    fail(LOOM_ERROR_INVALID_ARGUMENT,
+         "a tensor of shape " + shape_text(dims) + " cannot be allocated: an extent is negative");
+  std::optional<size_t> bytes = try_byte_size(count, dtype_size(dtype));
+  if (!bytes)
+    fail(LOOM_ERROR_INVALID_ARGUMENT,
+         "a tensor of shape " + shape_text(dims) + " has more bytes than memory can address");
+  return *bytes;
+}
+
+// ---- run limits and cancellation (ABI 1.4) ---------------------------------------------------
+
+// "1.5 GiB" for limit messages.
+inline std::string bytes_text(uint64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 6) {
+    v /= 1024;
+    ++u;
+  }
+  if (u == 0) return std::to_string(bytes) + " bytes";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %s", v, units[u]);
+  return text;
+}
+
+// The limits of one device run, read from loom_run_args_t::control when the host offers it
+// (a 1.3 host offers none: no bounds, never cancelled). Devices keep one per run and call
+// poll() between steps and check_tensor_bytes() before each run-time allocation.
+class RunControl {
+ public:
+  RunControl() = default;
+  explicit RunControl(const loom_run_args_t* args) {
+    if (args && LOOM_HAS_MEMBER(args, loom_run_args_t, control) && args->control &&
+        args->control->struct_size >= sizeof(loom_run_control_t))
+      control_ = args->control;
+  }
+  explicit RunControl(const loom_run_control_t* control) : control_(control) {}
+
+  // Throws the host's status (LOOM_ERROR_CANCELLED) when the run must stop.
+  void poll() const {
+    if (control_ && control_->poll) check(control_->poll(control_->user));
+  }
+  // Throws LOOM_ERROR_LIMIT_EXCEEDED, naming `what` and the limit, when one tensor of `bytes`
+  // is more than the run allows.
+  void check_tensor_bytes(uint64_t bytes, const std::string& what) const {
+    if (!control_ || !control_->max_tensor_bytes || bytes <= control_->max_tensor_bytes) return;
+    fail(LOOM_ERROR_LIMIT_EXCEEDED,
+         what + " needs " + bytes_text(bytes) + ", more than the tensor limit of " +
+             bytes_text(control_->max_tensor_bytes) +
+             " (session option max_tensor_bytes, infer-run --max-tensor-bytes)");
+  }
+  // Throws LOOM_ERROR_LIMIT_EXCEEDED when `live` bytes of run-time allocations exceed the bound.
+  void check_run_bytes(uint64_t live, const std::string& what) const {
+    if (!control_ || !control_->max_run_bytes || live <= control_->max_run_bytes) return;
+    fail(LOOM_ERROR_LIMIT_EXCEEDED,
+         what + " would bring the run's allocations to " + bytes_text(live) +
+             ", more than the run limit of " + bytes_text(control_->max_run_bytes) +
+             " (session option max_run_bytes, infer-run --max-run-bytes)");
+  }
+  // 0: no bound.
+  int64_t max_loop_iterations() const { return control_ ? control_->max_loop_iterations : 0; }
+  uint64_t max_run_bytes() const { return control_ ? control_->max_run_bytes : 0; }
+  const loom_run_control_t* raw() const { return control_; }
+
+ private:
+  const loom_run_control_t* control_ = nullptr;
+};
 inline std::span<const int64_t> shape_of(const loom_tensor_t& t) {
   return {t.dims, static_cast<size_t>(t.rank)};
 }

@@ -1,9 +1,12 @@
 // Overflow-safe arithmetic for sizes read from model files. Every size that comes from a file
-// goes through these before it is used to allocate or index.
+// goes through these before it is used to allocate or index. Element counts and byte sizes are
+// the SDK's (loom/plugin.hpp), shared with the core and every device; the unsigned products of
+// file offsets stay here.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <loom/plugin.hpp>
 #include <optional>
 #include <span>
 
@@ -21,25 +24,14 @@ inline std::optional<uint64_t> checked_add(uint64_t a, uint64_t b) {
   return r;
 }
 
-// Product of non-negative extents; nullopt on overflow of int64 (the type every consumer of the
-// element count uses). A zero extent anywhere makes the product 0 without overflow.
+// Product of non-negative extents; nullopt on a negative extent or an overflow of int64.
 inline std::optional<int64_t> element_count(std::span<const int64_t> dims) {
-  for (int64_t d : dims)
-    if (d == 0) return 0;
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    if (d < 0) return std::nullopt;
-    if (__builtin_mul_overflow(n, d, &n)) return std::nullopt;
-  }
-  return n;
+  return sdk::try_element_count(dims);
 }
 
 // count * element_size as a size_t, nullopt when it does not fit.
 inline std::optional<size_t> byte_size(int64_t count, size_t element_size) {
-  if (count < 0) return std::nullopt;
-  size_t r;
-  if (__builtin_mul_overflow(static_cast<uint64_t>(count), element_size, &r)) return std::nullopt;
-  return r;
+  return sdk::try_byte_size(count, element_size);
 }
 
 }  // namespace loom::onnx
