@@ -9,6 +9,7 @@
 #include <loom/loom.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #ifndef LOOM_VERSION_STRING
@@ -68,7 +69,13 @@ LOOM_API loom_status_t* loom_runtime_create(const loom_runtime_options_t* option
                                             loom_runtime_t** out) {
   return guard_status([&] {
     if (!options || !out) fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_runtime_create: NULL argument");
-    *out = new loom_runtime_t(*options);
+    // An application built against an older loom.h passes a smaller struct: read only what it
+    // has, the rest takes its zero default.
+    loom_runtime_options_t o;
+    std::memset(&o, 0, sizeof o);
+    std::memcpy(&o, options, std::min(options->struct_size, sizeof o));
+    o.struct_size = sizeof o;
+    *out = new loom_runtime_t(o);
   });
 }
 
@@ -84,16 +91,23 @@ LOOM_API loom_status_t* loom_runtime_plugin(const loom_runtime_t* runtime, size_
     if (!runtime || !out) fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_runtime_plugin: NULL argument");
     if (index >= runtime->impl.records.size()) fail(LOOM_ERROR_INVALID_ARGUMENT, "plugin index out of range");
     const loom::core::PluginRecord& r = runtime->impl.records[index];
-    std::memset(out, 0, sizeof *out);
-    out->struct_size = sizeof *out;
-    out->path = r.path.c_str();
-    out->loaded = r.loaded;
-    out->explicit_request = r.explicit_request;
-    out->name = r.name.c_str();
-    out->version = r.version.c_str();
-    out->abi_version = r.abi_version;
-    out->registered = r.registered.c_str();
-    out->error = r.error.c_str();
+    if (out->struct_size < offsetof(loom_plugin_record_t, warnings))
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_runtime_plugin: struct_size is too small");
+    // Fill what the caller's struct has room for (an older loom.h's is smaller).
+    loom_plugin_record_t rec;
+    std::memset(&rec, 0, sizeof rec);
+    rec.path = r.path.c_str();
+    rec.loaded = r.loaded;
+    rec.explicit_request = r.explicit_request;
+    rec.name = r.name.c_str();
+    rec.version = r.version.c_str();
+    rec.abi_version = r.abi_version;
+    rec.registered = r.registered.c_str();
+    rec.error = r.error.c_str();
+    rec.warnings = r.warnings.c_str();
+    const size_t size = std::min(out->struct_size, sizeof rec);
+    rec.struct_size = size;
+    std::memcpy(out, &rec, size);
   });
 }
 
@@ -415,6 +429,9 @@ LOOM_API loom_status_t* loom_session_plan_dot(loom_session_t* session, char** do
     if (!session || !dot) fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_session_plan_dot: NULL argument");
     *dot = dup_string(session->impl->plan_dot());
   });
+}
+LOOM_API void loom_session_cancel(loom_session_t* session) {
+  if (session) session->impl->cancel();
 }
 LOOM_API size_t loom_session_planned_peak_bytes(const loom_session_t* session) {
   return session ? session->impl->planned_peak() : 0;

@@ -3,7 +3,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 
+#include "run_guard.hpp"
 #include "status.hpp"
 
 namespace loom::core {
@@ -26,9 +28,7 @@ struct Block {
 };
 
 int64_t element_count(const loom_tensor_t& t) {
-  int64_t n = 1;
-  for (int32_t i = 0; i < t.rank; ++i) n *= t.dims[i];
-  return n;
+  return sdk::element_count(t);
 }
 
 // A new host tensor of `dtype` and `dims`, its bytes uninitialized; `deps` keep STRING views'
@@ -43,12 +43,20 @@ HostValue allocate(loom_dtype_t dtype, const std::vector<int64_t>& dims,
   v.t.struct_size = sizeof v.t;
   v.t.dtype = dtype;
   v.t.rank = static_cast<int32_t>(dims.size());
-  size_t count = 1;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    v.t.dims[i] = dims[i];
-    count *= static_cast<size_t>(dims[i]);
-  }
-  v.t.byte_size = count * element_size(dtype);
+  for (size_t i = 0; i < dims.size(); ++i) v.t.dims[i] = dims[i];
+  // Checked, and held to the run's tensor limit before anything is allocated: the shapes of a
+  // step's results come from the run's data (docs/limits.md).
+  if (element_count(v.t) < 0)
+    fail(LOOM_ERROR_INVALID_ARGUMENT,
+         "a result would have the negative shape " + sdk::shape_text(dims));
+  std::optional<size_t> bytes = sdk::try_byte_size(element_count(v.t), element_size(dtype));
+  if (!bytes)
+    fail(LOOM_ERROR_INVALID_ARGUMENT,
+         "a result of shape " + sdk::shape_text(dims) + " has more bytes than memory can address");
+  if (const RunGuard* guard = RunGuard::current())
+    guard->check_tensor_bytes(*bytes, std::string("a ") + dtype_name(dtype) + " result of shape " +
+                                          sdk::shape_text(dims));
+  v.t.byte_size = *bytes;
   auto block = std::make_shared<Block>();
   block->data = std::malloc(v.t.byte_size ? v.t.byte_size : 1);
   if (!block->data) fail(LOOM_ERROR_OUT_OF_MEMORY, "out of memory in a control-flow step");
@@ -142,8 +150,15 @@ struct ScanCollector {
     if (!items.empty() && (v.t.dtype != items[0].t.dtype || dims_of(v.t) != dims_of(items[0].t)))
       fail(LOOM_ERROR_INVALID_ARGUMENT,
            what + " changes its type or shape between iterations, so it cannot be stacked");
+    // The stacked result will hold every item: a loop that runs long enough must not gather
+    // more than one tensor may take before it is refused at the stacking.
+    bytes += v.t.byte_size;
+    if (const RunGuard* guard = RunGuard::current())
+      guard->check_tensor_bytes(
+          bytes, what + " stacked over " + std::to_string(items.size() + 1) + " iterations");
     items.push_back(v);
   }
+  uint64_t bytes = 0;
   // With no iterations: the body's declared type and, when static, shape.
   HostValue stack(int axis_or_minus1, bool reverse, const Graph& body, int body_output) const {
     if (!items.empty()) {
@@ -203,7 +218,18 @@ std::vector<HostValue> run_loop(const Node& node, const std::vector<HostValue>& 
   bool cond = has_cond ? read_bool(inputs[1], "cond") : true;
   std::vector<HostValue> state(inputs.begin() + 2, inputs.end());
   std::vector<ScanCollector> collected(scans);
+  const RunGuard* guard = RunGuard::current();
+  const int64_t limit = guard && guard->limits().max_loop_iterations > 0
+                            ? guard->limits().max_loop_iterations
+                            : std::numeric_limits<int64_t>::max();
   for (int64_t i = 0; i < trips && cond; ++i) {
+    // Whatever M and the condition say, the run's loop limit ends it; cancellation too.
+    if (i >= limit)
+      fail(LOOM_ERROR_LIMIT_EXCEEDED,
+           "stopped after " + std::to_string(limit) +
+               " iterations, the loop limit (session option max_loop_iterations, infer-run "
+               "--max-loop-iterations)");
+    if (guard) guard->poll();
     std::vector<HostValue> body_in{scalar_int64(i), scalar_bool(cond)};
     body_in.insert(body_in.end(), state.begin(), state.end());
     std::vector<HostValue> out;
@@ -265,7 +291,9 @@ std::vector<HostValue> run_scan(const Node& node, const std::vector<HostValue>& 
   }
   std::vector<HostValue> state(inputs.begin(), inputs.begin() + num_state);
   std::vector<ScanCollector> collected(num_out);
+  const RunGuard* guard = RunGuard::current();
   for (int64_t t = 0; t < length; ++t) {
+    if (guard) guard->poll();
     try {
       std::vector<HostValue> body_in = state;
       for (size_t j = 0; j < num_scan; ++j)

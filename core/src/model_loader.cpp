@@ -1,10 +1,5 @@
 #include "model_loader.hpp"
 
-#include "builder.hpp"
-#include "format_sniff.hpp"
-#include "status.hpp"
-#include "validate.hpp"
-
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -19,6 +14,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+
+#include "builder.hpp"
+#include "format_sniff.hpp"
+#include "status.hpp"
+#include "validate.hpp"
 
 namespace loom::core {
 namespace {
@@ -323,7 +323,8 @@ std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
   }
   if (!best) {
     std::string names;
-    for (const FormatEntry& f : runtime.formats) names += (names.empty() ? "" : ", ") + std::string(f.desc.name);
+    for (const FormatEntry& f : runtime.formats)
+      names += (names.empty() ? "" : ", ") + std::string(f.desc.name);
     SniffedFormat sniffed = sniff_format(file.data(), head);
     bool installed = false;
     for (const FormatEntry& f : runtime.formats) installed |= sniffed.plugin == f.desc.name;
@@ -338,7 +339,10 @@ std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
     if (!sniffed.description.empty())
       fail(LOOM_ERROR_UNSUPPORTED, "'" + path + "' looks like " + sniffed.description +
                                        ", which Loom does not read: " + sniffed.advice);
-    fail(LOOM_ERROR_INVALID_MODEL, "'" + path + "' is not in a model format the installed plugins recognize (installed formats: " + names + ")");
+    fail(LOOM_ERROR_INVALID_MODEL,
+         "'" + path +
+             "' is not in a model format the installed plugins recognize (installed formats: " +
+             names + ")");
   }
 
   auto model = std::make_shared<Model>();
@@ -365,7 +369,13 @@ std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
   throw_if_error(best->desc.load(best->desc.user, &args, builder_api(), &builder),
                  "cannot load '" + path + "' (" + best->desc.name + ")");
   try {
-    validate_model(*model, runtime.schemas);
+    ValidateOptions validate;
+    if (runtime.allow_newer_opsets() != 0)
+      validate.allow_newer_opsets = runtime.allow_newer_opsets() > 0;
+    validate.warn = [&runtime](const std::string& m) {
+      runtime.log(LOOM_LOG_WARNING, "loader", m);
+    };
+    validate_model(*model, runtime.schemas, validate);
   } catch (const Error& e) {
     throw Error(e.code(), "'" + path + "': " + e.what());
   }

@@ -248,12 +248,10 @@ std::string signal_name(int sig) {
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
-// True when the isolated probe was asked for: the runtime option where this Loom's loom.h has
-// it, or LOOM_ISOLATE_PLUGIN_PROBE=1 in the environment.
-template <typename Options>
-bool isolate_requested(const Options& options) {
-  if constexpr (requires { options.isolate_plugin_probe; })
-    if (options.isolate_plugin_probe) return true;
+// True when the isolated probe was asked for: the runtime option, or
+// LOOM_ISOLATE_PLUGIN_PROBE=1 in the environment.
+bool isolate_requested(const loom_runtime_options_t& options) {
+  if (options.isolate_plugin_probe) return true;
   const char* env = std::getenv("LOOM_ISOLATE_PLUGIN_PROBE");
   return env && std::strcmp(env, "1") == 0;
 }

@@ -69,6 +69,8 @@ class Runtime {
   void log(loom_log_level_t level, const std::string& source, const std::string& message) const;
   // Whether a message of `level` would be emitted (to skip building costly ones).
   bool logs(loom_log_level_t level) const { return level >= options_.log_level; }
+  // loom_runtime_options_t::allow_newer_opsets: 1 accept, -1 refuse, 0 the environment decides.
+  int32_t allow_newer_opsets() const { return options_.allow_newer_opsets; }
 
   // Plugin directories this runtime searched, in order (for error messages and --list-plugins).
   const std::vector<std::string>& search_dirs() const { return search_dirs_; }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include "memory_planner.hpp"
 #include "shape_inference.hpp"
@@ -85,6 +86,18 @@ Session::Session(Runtime& runtime, std::shared_ptr<Model> model,
     config_.plan_cache_entries = static_cast<size_t>(options.plan_cache_entries);
   if (options.plan_cache_bytes > 0)
     config_.plan_cache_bytes = static_cast<size_t>(options.plan_cache_bytes);
+  config_.limits = run_limits_from(options.max_tensor_bytes, options.max_run_bytes,
+                                   options.max_loop_iterations, options.deadline_ms);
+  // Every device starts its own pool of this many threads: an absurd count would exhaust the
+  // process's thread ids (32,000 threads for --threads 100000) and starve the machine.
+  const int32_t max_threads =
+      std::max<int32_t>(64, 4 * static_cast<int32_t>(std::thread::hardware_concurrency()));
+  if (options.threads < 0 || options.threads > max_threads)
+    fail(LOOM_ERROR_INVALID_ARGUMENT, "threads = " + std::to_string(options.threads) +
+                                          " is out of range: give 0 (one per "
+                                          "core) or a count up to " +
+                                          std::to_string(max_threads) +
+                                          " (the larger of 64 and 4 per core of this machine)");
   create_devices(options);
   apply_shape_overrides(options.shape_overrides ? options.shape_overrides : "");
   // Inputs with open dimensions: runs are planned and compiled per input-shape signature

@@ -5,6 +5,7 @@
 
 #include <loom/loom.h>
 
+#include <atomic>
 #include <functional>
 #include <list>
 #include <map>
@@ -21,6 +22,7 @@
 #include "graph_view.hpp"
 #include "ir/graph.hpp"
 #include "partitioner.hpp"
+#include "run_guard.hpp"
 #include "runtime.hpp"
 #include "shape_folding.hpp"
 
@@ -94,6 +96,7 @@ struct SessionConfig {
   bool no_fallback = false;
   size_t plan_cache_entries = 16;             // plans kept per session (at least 1)
   size_t plan_cache_bytes = size_t{1} << 30;  // their compiled state
+  RunLimits limits = default_run_limits();    // of every run (docs/limits.md)
 };
 
 class Session {
@@ -115,6 +118,8 @@ class Session {
   std::string plan_json();
   std::string plan_dot();  // plan_dot.cpp
   size_t planned_peak() const;
+  // loom_session_cancel: the runs in progress or waiting end at their next step.
+  void cancel() { cancel_generation_.fetch_add(1, std::memory_order_acq_rel); }
   loom_plan_cache_stats_t plan_cache_stats();
 
  private:
@@ -231,6 +236,9 @@ class Session {
   std::vector<Subgraph> subgraphs_;
   std::map<int, std::vector<Body>> bodies_;  // per host-step node
   std::mutex mutex_;
+  // Bumped by cancel(); a run's RunGuard compares it with its value when the run began. Read
+  // without mutex_, which a cancelled run holds.
+  std::atomic<uint64_t> cancel_generation_{0};
   std::map<std::string, std::unique_ptr<Prepared>> prepared_;  // by input signature
   Prepared* current_ = nullptr;
   uint64_t tick_ = 0;                 // runs so far (LRU order of prepared_)

@@ -3,6 +3,7 @@
 // and compiles the plan this executes).
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "session.hpp"
@@ -295,8 +296,16 @@ std::string Session::signature_key(const std::vector<ValueFacts>& input_facts) c
 
 void Session::run_values(const std::vector<std::string>& names,
                          const std::vector<HostValue>& inputs, const OutputSink& emit) {
+  // The outermost run on this thread holds the limits and watches for cancellation; the runs it
+  // starts (a plan for its shapes, control-flow bodies) go on under the same guard. Made before
+  // the lock, so that a run waiting for the session is cancelled with the one in progress, and
+  // destroyed after every slot below is freed.
+  std::optional<RunGuard> own_guard;
+  if (!RunGuard::current()) own_guard.emplace(config_.limits, cancel_generation_);
+  const RunGuard& guard = *RunGuard::current();
   if (per_shape_) return run_per_shape(names, inputs, emit);
   std::lock_guard<std::mutex> lock(mutex_);
+  guard.poll();
   const Graph& g = *model_->graph;
   BoundInputs bound_inputs = bind_inputs(names, inputs);
   const std::vector<HostValue>& bound = bound_inputs.values;
@@ -396,10 +405,12 @@ void Session::run_values(const std::vector<std::string>& names,
   };
 
   for (size_t si = 0; si < subgraphs_.size(); ++si) {
+    guard.poll();
     Prepared::Part& part = p.parts[si];
     if (subgraphs_[si].device == host_step_device()) {
       step_values.clear();
       for (int k : subgraphs_[si].nodes) {
+        guard.poll();
         const Node& node = g.nodes[k];
         std::vector<HostValue> ins;
         for (int id : node.inputs) ins.push_back(host_value(id));
@@ -497,6 +508,7 @@ void Session::run_values(const std::vector<std::string>& names,
     args.inputs = ins.data();
     args.num_outputs = outs.size();
     args.outputs = outs.data();
+    args.control = guard.control();
     throw_if_error(dev.api().run(dev.handle(), part.exe, &args));
     for (size_t i = 0; i < part.outputs.size(); ++i) {
       Slot& s = slots[part.outputs[i]];

@@ -51,6 +51,15 @@ typedef struct loom_runtime_options_t {
   loom_log_level_t log_level; /* messages below it are dropped */
   loom_log_fn log_fn;      /* NULL: messages go to stderr as "loom: <level>: <message>" */
   void* log_user;
+  /* Appended in 0.5: probe each plugin in a forked child first (load + entry); one whose probe
+   * crashes, exits or runs past 10 s is skipped with its record's error naming what happened,
+   * instead of ending the process. Only while the process is single-threaded (otherwise a
+   * warning, and plugins load without it). LOOM_ISOLATE_PLUGIN_PROBE=1 asks for it too. */
+  bool isolate_plugin_probe;
+  /* Appended in 0.5: a model importing an opset newer than every schema of its domain knows is
+   * refused at load (naming both versions). 1 = accept it with a warning (it is validated and
+   * run with the newest schemas known), -1 = refuse, 0 = LOOM_ALLOW_NEWER_OPSETS=1 decides. */
+  int32_t allow_newer_opsets;
 } loom_runtime_options_t;
 
 /* Loads plugins. Plugin problems never fail this call: they are recorded per plugin. */
@@ -68,6 +77,9 @@ typedef struct loom_plugin_record_t {
   uint32_t abi_version;     /* the plugin's, 0 when unknown */
   const char* registered;   /* e.g. "format onnx; device cpu" */
   const char* error;        /* one line, "" when loaded */
+  /* Appended in 0.5: "; "-separated warnings about a plugin that may still have loaded (a
+   * world-writable file or directory, an owner other than root or the user); "" if none. */
+  const char* warnings;
 } loom_plugin_record_t;
 
 /* Strings stay valid while the runtime lives. */
@@ -162,6 +174,17 @@ typedef struct loom_session_options_t {
   int64_t plan_cache_bytes;    /* bound on the compiled state those plans hold (arenas and
                                   weights their devices copied); 0 = default (1 GiB); the
                                   plan of the current run is always kept */
+  /* Appended in 0.5 (limits of a run; docs/limits.md). A run that would pass one ends with
+   * LOOM_ERROR_LIMIT_EXCEEDED naming the node and the limit. For each: 0 = the default,
+   * -1 = no bound. */
+  int64_t max_tensor_bytes;    /* bytes one tensor made while running may take (default: the
+                                  machine's physical memory) */
+  int64_t max_run_bytes;       /* bytes a device's run-time allocations of one run may hold at
+                                  once, planned arenas not counted (default: physical memory) */
+  int64_t max_loop_iterations; /* iterations one Loop may run, whatever its trip count and
+                                  condition say (default 10,000,000) */
+  int64_t deadline_ms;         /* a run still going after this many milliseconds ends with
+                                  LOOM_ERROR_CANCELLED (0 = no deadline; -1 is not allowed) */
 } loom_session_options_t;
 
 LOOM_API loom_status_t* loom_session_create(loom_runtime_t* runtime, loom_model_t* model,
@@ -188,6 +211,12 @@ LOOM_API loom_status_t* loom_session_run(loom_session_t* session, size_t num_inp
                                          const char* const* input_names,
                                          const loom_host_tensor_t* inputs, size_t num_outputs,
                                          loom_host_tensor_t* outputs);
+
+/* Cancels the runs of `session` in progress or waiting for it at the time of the call: each
+ * ends at its next node or loop iteration with LOOM_ERROR_CANCELLED (within milliseconds, a
+ * single long primitive of a device permitting). Later runs are not affected. Thread-safe, from
+ * any thread (a signal handler included: it only increments an atomic counter). (0.5) */
+LOOM_API void loom_session_cancel(loom_session_t* session);
 
 /* Human-readable plan (devices, subgraphs, transfers, planned memory). Free with
  * loom_string_free. Reflects the last run's shapes, or the declared shapes before any run. */
