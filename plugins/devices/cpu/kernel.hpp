@@ -4,10 +4,10 @@
 // input; the device turns that into a status at the ABI boundary.
 #pragma once
 
-#include <loom/plugin.hpp>
-
+#include <atomic>
 #include <cstddef>
 #include <functional>
+#include <loom/plugin.hpp>
 #include <memory>
 #include <span>
 #include <string>
@@ -29,7 +29,34 @@ struct Tensor {
   std::shared_ptr<std::vector<std::string>> strings;
 };
 
-// Allocates a zero-initialised host tensor of the given type and shape.
+// The limits of the run in progress on this thread (plugin ABI 1.4's loom_run_control_t):
+// make_tensor checks every allocation against them, the interpreter polls between nodes and
+// Loop bounds its iterations by them. Null outside a run (tests that call kernels directly).
+struct RunBudget {
+  sdk::RunControl control;
+  std::atomic<uint64_t> live{0};  // bytes of this run's make_tensor allocations still held
+};
+std::shared_ptr<RunBudget>& current_run_budget();
+
+// Sets the thread's run budget for its lifetime (nested runs keep the outer one).
+class RunBudgetScope {
+ public:
+  explicit RunBudgetScope(const loom_run_control_t* control);
+  ~RunBudgetScope();
+  RunBudgetScope(const RunBudgetScope&) = delete;
+  RunBudgetScope& operator=(const RunBudgetScope&) = delete;
+
+ private:
+  bool set_ = false;
+};
+
+// Fails with LOOM_ERROR_LIMIT_EXCEEDED, naming `what`, when a kernel's scratch buffer of
+// `bytes` is more than the run allows one tensor to take. For scratch sized from the run's data
+// that make_tensor does not allocate (tables, intermediates).
+void check_scratch_bytes(uint64_t bytes, const std::string& what);
+
+// Allocates a zero-initialised host tensor of the given type and shape. Fails with
+// LOOM_ERROR_LIMIT_EXCEEDED when the run's budget does not allow it (before allocating).
 Tensor make_tensor(loom_dtype_t dtype, std::span<const int64_t> dims);
 
 // What a kernel sees while it computes one node. Implemented by the interpreter.
@@ -50,8 +77,9 @@ class KernelContext {
   // Throws a clear error naming the node if the input is missing.
   const loom_tensor_t& required_input(size_t i) const {
     const loom_tensor_t* t = input(i);
-    if (!t) fail(LOOM_ERROR_INVALID_MODEL, where() + ": required input " + std::to_string(i) +
-                                               " is missing");
+    if (!t)
+      fail(LOOM_ERROR_INVALID_MODEL,
+           where() + ": required input " + std::to_string(i) + " is missing");
     return *t;
   }
   // The whole Tensor (with its owner) of an input, for kernels that pass data through
@@ -60,9 +88,7 @@ class KernelContext {
 
   size_t num_outputs() const { return node().num_outputs; }
   // False for an omitted optional output; allocate_output still works but may be skipped.
-  bool output_requested(size_t i) const {
-    return i < node().num_outputs && node().outputs[i] >= 0;
-  }
+  bool output_requested(size_t i) const { return i < node().num_outputs && node().outputs[i] >= 0; }
   // Allocates output i (zero-initialised) and returns its view. Dims must be >= 0.
   virtual loom_tensor_t& allocate_output(size_t i, loom_dtype_t dtype,
                                          std::span<const int64_t> dims) = 0;
@@ -93,11 +119,11 @@ using KernelFn = void (*)(KernelContext& ctx);
 using SupportFn = std::string (*)(const loom_graph_t& graph, const loom_node_t& node);
 
 struct KernelDef {
-  const char* domain;   // "" = ONNX default domain
+  const char* domain;  // "" = ONNX default domain
   const char* op_type;
-  int since_version;    // applies to opsets >= since_version (until a newer def)
+  int since_version;  // applies to opsets >= since_version (until a newer def)
   KernelFn fn;
-  SupportFn supports;   // may be nullptr
+  SupportFn supports;  // may be nullptr
 };
 
 // Registry of built-in kernels, filled by static registrars at load time.
@@ -120,11 +146,11 @@ struct KernelRegistrar {
 #define LOOM_CPU_CONCAT_INNER(a, b) a##b
 #define LOOM_CPU_CONCAT(a, b) LOOM_CPU_CONCAT_INNER(a, b)
 // LOOM_CPU_KERNEL("Relu", 6, relu_kernel, nullptr); registers for the ONNX domain.
-#define LOOM_CPU_KERNEL(op, since, fn, supports)                                   \
-  static const ::loom::cpu::KernelRegistrar LOOM_CPU_CONCAT(loom_cpu_reg_, __LINE__)( \
-      ::loom::cpu::KernelDef{"", op, since, fn, supports})
-#define LOOM_CPU_KERNEL_DOMAIN(domain, op, since, fn, supports)                    \
-  static const ::loom::cpu::KernelRegistrar LOOM_CPU_CONCAT(loom_cpu_reg_, __LINE__)( \
-      ::loom::cpu::KernelDef{domain, op, since, fn, supports})
+#define LOOM_CPU_KERNEL(op, since, fn, supports)             \
+  static const ::loom::cpu::KernelRegistrar LOOM_CPU_CONCAT( \
+      loom_cpu_reg_, __LINE__)(::loom::cpu::KernelDef{"", op, since, fn, supports})
+#define LOOM_CPU_KERNEL_DOMAIN(domain, op, since, fn, supports) \
+  static const ::loom::cpu::KernelRegistrar LOOM_CPU_CONCAT(    \
+      loom_cpu_reg_, __LINE__)(::loom::cpu::KernelDef{domain, op, since, fn, supports})
 
 }  // namespace loom::cpu

@@ -1,7 +1,7 @@
-#include "kernel.hpp"
-
 #include <cstdlib>
 #include <cstring>
+
+#include "kernel.hpp"
 
 namespace loom::cpu {
 
@@ -10,7 +10,9 @@ KernelRegistry& KernelRegistry::instance() {
   return registry;
 }
 
-void KernelRegistry::add(const KernelDef& def) { defs_.push_back(def); }
+void KernelRegistry::add(const KernelDef& def) {
+  defs_.push_back(def);
+}
 
 const KernelDef* KernelRegistry::find(std::string_view domain, std::string_view op_type,
                                       int64_t opset) const {
@@ -24,38 +26,103 @@ const KernelDef* KernelRegistry::find(std::string_view domain, std::string_view 
   return best;
 }
 
+std::shared_ptr<RunBudget>& current_run_budget() {
+  thread_local std::shared_ptr<RunBudget> budget;
+  return budget;
+}
+
+RunBudgetScope::RunBudgetScope(const loom_run_control_t* control) {
+  if (current_run_budget() || !control) return;
+  auto budget = std::make_shared<RunBudget>();
+  budget->control = sdk::RunControl(control);
+  current_run_budget() = std::move(budget);
+  set_ = true;
+}
+
+RunBudgetScope::~RunBudgetScope() {
+  if (set_) current_run_budget().reset();
+}
+
+void check_scratch_bytes(uint64_t bytes, const std::string& what) {
+  if (const std::shared_ptr<RunBudget>& budget = current_run_budget())
+    budget->control.check_tensor_bytes(bytes, what);
+}
+
+namespace {
+
+// Counts `bytes` against the thread's run budget before they are allocated; the returned
+// budget (null outside a run) is released by the allocation's deleter.
+std::shared_ptr<RunBudget> charge(uint64_t bytes, loom_dtype_t dtype,
+                                  std::span<const int64_t> dims) {
+  std::shared_ptr<RunBudget> budget = current_run_budget();
+  if (!budget) return nullptr;
+  auto what = [&] {
+    return std::string("a ") + sdk::dtype_name(dtype) + " tensor of shape " + sdk::shape_text(dims);
+  };
+  budget->control.check_tensor_bytes(bytes, what());
+  uint64_t live = budget->live.fetch_add(bytes) + bytes;
+  if (budget->control.max_run_bytes() && live > budget->control.max_run_bytes()) {
+    budget->live.fetch_sub(bytes);
+    budget->control.check_run_bytes(live, what());
+  }
+  return budget;
+}
+
+}  // namespace
+
 Tensor make_tensor(loom_dtype_t dtype, std::span<const int64_t> dims) {
   if (dims.size() > LOOM_MAX_RANK)
     fail(LOOM_ERROR_UNSUPPORTED, "tensor rank " + std::to_string(dims.size()) +
                                      " exceeds the maximum of " + std::to_string(LOOM_MAX_RANK));
+  for (int64_t d : dims)
+    if (d < 0) fail(LOOM_ERROR_INVALID_ARGUMENT, "negative dimension in a tensor shape");
+  size_t elem = sdk::dtype_size(dtype);
+  if (elem == 0)
+    fail(LOOM_ERROR_UNSUPPORTED,
+         std::string("cannot allocate a tensor of type ") + sdk::dtype_name(dtype));
+  // Checked: shapes computed from a run's data can wrap int64 (docs/limits.md). The padding
+  // below must not overflow either.
+  size_t count = static_cast<size_t>(sdk::element_count(dims));
+  size_t bytes = sdk::byte_size(dtype, dims);
+  if (bytes > SIZE_MAX - 128)
+    fail(LOOM_ERROR_OUT_OF_MEMORY,
+         "a tensor of shape " + sdk::shape_text(dims) + " is too large to allocate");
+  std::shared_ptr<RunBudget> budget = charge(bytes, dtype, dims);
   Tensor t;
   t.view.dtype = dtype;
   t.view.rank = static_cast<int32_t>(dims.size());
-  size_t count = 1;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] < 0) fail(LOOM_ERROR_INVALID_ARGUMENT, "negative dimension in a tensor shape");
-    t.view.dims[i] = dims[i];
-    if (dims[i] != 0 && count > SIZE_MAX / 16 / static_cast<size_t>(dims[i]))
-      fail(LOOM_ERROR_OUT_OF_MEMORY, "tensor shape is too large to allocate");
-    count *= static_cast<size_t>(dims[i]);
-  }
+  for (size_t i = 0; i < dims.size(); ++i) t.view.dims[i] = dims[i];
+  auto release = [budget, bytes] {
+    if (budget) budget->live.fetch_sub(bytes);
+  };
   if (dtype == LOOM_DTYPE_STRING) {
-    t.strings = std::make_shared<std::vector<std::string>>(count);
-    auto* views = new loom_string_t[count ? count : 1]();
-    t.owner = std::shared_ptr<void>(views, [](void* p) { delete[] static_cast<loom_string_t*>(p); });
+    loom_string_t* views = nullptr;
+    try {
+      t.strings = std::make_shared<std::vector<std::string>>(count);
+      views = new loom_string_t[count ? count : 1]();
+    } catch (...) {
+      release();
+      throw;
+    }
+    t.owner = std::shared_ptr<void>(views, [release](void* p) {
+      delete[] static_cast<loom_string_t*>(p);
+      release();
+    });
     t.view.data = views;
-    t.view.byte_size = count * sizeof(loom_string_t);
+    t.view.byte_size = bytes;
     return t;
   }
-  size_t elem = sdk::dtype_size(dtype);
-  if (elem == 0) fail(LOOM_ERROR_UNSUPPORTED, std::string("cannot allocate a tensor of type ") +
-                                                  sdk::dtype_name(dtype));
-  size_t bytes = count * elem;
   // 64-byte alignment so vectorised loops and SIMD libraries get aligned rows.
   void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-  if (!p) fail(LOOM_ERROR_OUT_OF_MEMORY, "out of memory allocating " + std::to_string(bytes) + " bytes");
+  if (!p) {
+    release();
+    fail(LOOM_ERROR_OUT_OF_MEMORY, "out of memory allocating " + sdk::bytes_text(bytes));
+  }
   std::memset(p, 0, bytes);
-  t.owner = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  t.owner = std::shared_ptr<void>(p, [release](void* q) {
+    std::free(q);
+    release();
+  });
   t.view.data = p;
   t.view.byte_size = bytes;
   return t;

@@ -67,7 +67,8 @@ bool is_reference(const dnnl::primitive_desc_base& pd) {
 
 // ---- Program ------------------------------------------------------------------------------
 
-void Program::run(std::span<void* const> inputs, std::span<const HostBlock> outs) {
+void Program::run(std::span<void* const> inputs, std::span<const HostBlock> outs,
+                  const sdk::RunControl& control) {
   // oneDNN parallelizes with OpenMP in the calling thread's team: set its size per run so
   // --threads holds whichever thread the core runs us on.
   omp_set_num_threads(options.threads);
@@ -79,6 +80,9 @@ void Program::run(std::span<void* const> inputs, std::span<const HostBlock> outs
     if (input_slots[i] >= 0) bind(input_slots[i], inputs[i]);
   for (size_t i = 0; i < outs.size(); ++i) bind(outputs[i].slot, outs[i].data());
   auto execute = [&](Step& s) {
+    // A cancelled run or one past its deadline ends between primitives (the CPU engine's
+    // stream executes each before returning; a poll is an atomic load and a clock read).
+    control.poll();
     if (s.kernel)
       s.kernel(s.args);
     else

@@ -83,7 +83,9 @@ struct OutputBinding {
 class Program {
  public:
   // Runs with the inputs in graph-input order and fills one host block per output.
-  void run(std::span<void* const> inputs, std::span<const HostBlock> outputs);
+  // `control`: the run's cancellation (plugin ABI 1.4), polled between steps.
+  void run(std::span<void* const> inputs, std::span<const HostBlock> outputs,
+           const sdk::RunControl& control = {});
 
   dnnl::engine engine;
   dnnl::stream stream;

@@ -332,7 +332,7 @@ loom_status_t* run(loom_device_t* device, loom_executable_t* exe, const loom_run
       blocks.push_back(buffer->block);
       buffers.push_back(std::move(buffer));
     }
-    p.run(inputs, blocks);
+    p.run(inputs, blocks, sdk::RunControl(args));
     for (size_t i = 0; i < buffers.size(); ++i) {
       loom_tensor_t& t = args->outputs[i];
       t = sdk::empty_tensor();

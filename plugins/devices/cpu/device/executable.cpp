@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <loom/plugin.hpp>
+#include <optional>
 #include <set>
 
 namespace loom::cpu {
@@ -246,8 +247,8 @@ void Executable::compile_graph(const loom_graph_t& graph) {
     t.view.dtype = info.dtype;
     t.view.rank = info.rank;
     for (int32_t d = 0; d < info.rank; ++d) t.view.dims[d] = info.dims[d];
-    size_t expected =
-        static_cast<size_t>(sdk::element_count(info.rank, info.dims)) * sdk::dtype_size(info.dtype);
+    size_t expected = sdk::byte_size(
+        info.dtype, std::span<const int64_t>(info.dims, static_cast<size_t>(info.rank)));
     if (info.data_size != expected || (expected > 0 && !info.data))
       fail(LOOM_ERROR_INVALID_MODEL,
            std::string("constant '") + info.name + "' holds " + std::to_string(info.data_size) +
@@ -312,7 +313,9 @@ void Executable::compile_graph(const loom_graph_t& graph) {
 
 // ---- run ----------------------------------------------------------------------------------
 
-std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs) {
+std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs,
+                                    const loom_run_control_t* control) {
+  RunBudgetScope budget(control);
   const CompiledGraph& cg = *graphs_.at(&root_->view);
   const loom_graph_t& g = *cg.graph;
   if (inputs.size() != g.num_inputs)
@@ -342,8 +345,10 @@ std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs) {
                                               " in dimension " + std::to_string(d) + ", expected " +
                                               std::to_string(info.dims[d]));
     }
-    size_t needed = static_cast<size_t>(sdk::element_count(in)) * sdk::dtype_size(in.dtype);
-    if (needed > 0 && (!in.data || in.byte_size < needed))
+    std::optional<size_t> needed =
+        sdk::try_byte_size(sdk::element_count(in), sdk::dtype_size(in.dtype));
+    if (!needed) fail(LOOM_ERROR_INVALID_ARGUMENT, what + " has a shape too large to address");
+    if (*needed > 0 && (!in.data || in.byte_size < *needed))
       fail(LOOM_ERROR_INVALID_ARGUMENT,
            what + " has no host data or fewer bytes than its shape needs");
     scope.values[index] = borrowed(in);
@@ -419,6 +424,8 @@ std::vector<Tensor> Executable::execute(const CompiledGraph& cg, Scope& scope) {
 }
 
 void Executable::run_node(const CompiledGraph& cg, const CompiledNode& cn, Scope& scope) {
+  // Cancellation and deadlines end the run between nodes (nested graphs' nodes included).
+  if (const std::shared_ptr<RunBudget>& budget = current_run_budget()) budget->control.poll();
   NodeContext ctx(*this, cg, cn, scope);
   const std::string where = ctx.where();
   auto named = [&](const std::string& message) {

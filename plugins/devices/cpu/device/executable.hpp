@@ -69,7 +69,9 @@ class Executable {
   Executable& operator=(const Executable&) = delete;
 
   // Runs the top-level graph: inputs follow graph.inputs; returns graph.outputs in order.
-  std::vector<Tensor> run(std::span<const loom_tensor_t> inputs);
+  // `control`: the run's limits and cancellation (ABI 1.4), NULL for none.
+  std::vector<Tensor> run(std::span<const loom_tensor_t> inputs,
+                          const loom_run_control_t* control = nullptr);
   // Runs a nested graph of this executable inside `parent` (control-flow kernels).
   std::vector<Tensor> run_nested(const loom_graph_t& graph, std::span<const Tensor* const> inputs,
                                  const Scope& parent);

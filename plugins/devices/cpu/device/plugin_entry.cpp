@@ -246,7 +246,9 @@ loom_status_t* run(loom_device_t* device, loom_executable_t* exe, const loom_run
     if (kRemoteMemory)  // the core hands "device" tensors over by buffer only
       for (loom_tensor_t& t : inputs)
         if (!t.data && t.buffer) t.data = static_cast<char*>(t.buffer->data) + t.offset;
-    std::vector<Tensor> results = exe->impl->run(std::span<const loom_tensor_t>(inputs));
+    const sdk::RunControl control(args);
+    std::vector<Tensor> results =
+        exe->impl->run(std::span<const loom_tensor_t>(inputs), control.raw());
     size_t done = 0;
     try {
       for (; done < results.size(); ++done) {

@@ -4,11 +4,11 @@
 // their scan axis.
 //
 // Runaway loops: a Loop runs at most M iterations (when M is given) and stops when its
-// condition becomes false (when cond is given). A loop without a trip count whose condition
-// stays true (or which has neither) is stopped after kMaxLoopIterations iterations (default
-// 10,000,000; LOOM_CPU_MAX_LOOP_ITERATIONS overrides it) with a LOOM_ERROR_RUNTIME that names
-// the node, instead of hanging. The same bound applies to a huge M (exporters write
-// INT64_MAX for "no limit").
+// condition becomes false (when cond is given). Whatever M and the condition say, it stops
+// after the run's loop limit (the session option max_loop_iterations, plugin ABI 1.4's
+// loom_run_control_t) with LOOM_ERROR_LIMIT_EXCEEDED naming the node, instead of hanging; a
+// run without a control (kernels called directly) uses kMaxLoopIterations (10,000,000;
+// LOOM_CPU_MAX_LOOP_ITERATIONS overrides it). Every iteration polls for cancellation.
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
@@ -187,18 +187,24 @@ void loop_kernel(KernelContext& ctx) {
     trip_count = v[0];
   }
   bool cond = cond_in ? truth_of(ctx, *cond_in, "cond") : true;
-  const int64_t limit = loop_iteration_limit();
+  const std::shared_ptr<RunBudget>& budget = current_run_budget();
+  int64_t limit = loop_iteration_limit();
+  if (budget && budget->control.raw())
+    limit = budget->control.max_loop_iterations() > 0 ? budget->control.max_loop_iterations()
+                                                      : std::numeric_limits<int64_t>::max();
 
   std::vector<Tensor> carried;
   for (size_t i = 0; i < carried_count; ++i) carried.push_back(tensor_of_input(ctx, 2 + i));
   std::vector<std::vector<Tensor>> scans(scan_count);
+  std::vector<uint64_t> scan_bytes(scan_count, 0);
 
   for (int64_t iter = 0; iter < trip_count && cond; ++iter) {
     if (iter >= limit)
-      fail(LOOM_ERROR_RUNTIME,
+      fail(LOOM_ERROR_LIMIT_EXCEEDED,
            ctx.where() + ": stopped after " + std::to_string(limit) +
-               " iterations: the loop has no effective trip count and its condition stayed " +
-               "true (raise LOOM_CPU_MAX_LOOP_ITERATIONS if the model really needs more)");
+               " iterations, the loop limit (session option max_loop_iterations, infer-run "
+               "--max-loop-iterations; LOOM_CPU_MAX_LOOP_ITERATIONS without a session)");
+    if (budget) budget->control.poll();
     Tensor iter_t = scalar_tensor_int64(iter);
     Tensor cond_t = scalar_tensor_bool(cond);
     std::vector<const Tensor*> inputs = {&iter_t, &cond_t};
@@ -208,8 +214,15 @@ void loop_kernel(KernelContext& ctx) {
     // Without a cond input the body's condition output is ignored (spec: a for loop).
     if (cond_in) cond = truth_of(ctx, outs[0].view, "cond (body output)");
     for (size_t i = 0; i < carried_count; ++i) carried[i] = std::move(outs[1 + i]);
-    for (size_t k = 0; k < scan_count; ++k)
+    for (size_t k = 0; k < scan_count; ++k) {
+      // The stacked output will hold every item: refuse at the tensor limit as they pile up,
+      // not once they took the memory.
+      scan_bytes[k] += outs[1 + carried_count + k].view.byte_size;
+      check_scratch_bytes(scan_bytes[k], ctx.where() + ": scan output " + std::to_string(k) +
+                                             " stacked over " + std::to_string(iter + 1) +
+                                             " iterations");
       scans[k].push_back(std::move(outs[1 + carried_count + k]));
+    }
   }
   for (size_t i = 0; i < carried_count; ++i)
     if (ctx.output_requested(i)) ctx.set_output(i, std::move(carried[i]));

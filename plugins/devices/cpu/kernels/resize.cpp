@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "data_movement.hpp"
 
@@ -376,6 +377,15 @@ void interpolate(const KernelContext& ctx, const loom_tensor_t& in, const Geomet
     const size_t inner = static_cast<size_t>(product(dims, a + 1));
     const size_t n_in = static_cast<size_t>(dims[a]);
     const size_t n_out = static_cast<size_t>(g.out_dims[a]);
+    // Axis by axis, an intermediate can be larger than both input and output (one axis grown
+    // before another shrinks): it is held to the same limit as a tensor.
+    const std::optional<size_t> next_bytes = sdk::try_byte_size(
+        sdk::element_count(std::vector<int64_t>{static_cast<int64_t>(outer), g.out_dims[a],
+                                                static_cast<int64_t>(inner)}),
+        sizeof(C));
+    if (!next_bytes)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": an intermediate is too large to address");
+    check_scratch_bytes(*next_bytes, ctx.where() + ": an intermediate of the interpolation");
     std::vector<C> next(outer * n_out * inner);
     ctx.parallel_for(outer * n_out, std::max<size_t>(1, 4096 / std::max<size_t>(inner, 1)),
                      [&](size_t b, size_t e) {
@@ -412,15 +422,18 @@ void resize_kernel(KernelContext& ctx) {
       fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": cannot resize the empty axis " +
                                             std::to_string(a) + " to " +
                                             std::to_string(g.out_dims[a]));
-  std::vector<AxisTable> tables(rank);
-  for (size_t a = 0; a < rank; ++a)
-    tables[a] =
-        build_table(p, in.dims[a], g.out_dims[a], g.scales[a], g.roi_start[a], g.roi_end[a]);
+  // The output first: its size is checked (overflow, the run's tensor limit) before the
+  // coordinate tables, which cost about 48 bytes per output coordinate, are built from sizes a
+  // hostile model can take from its data. An empty output needs no tables at all.
   OutputBuffer out(ctx, 0, in.dtype, g.out_dims);
   if (product(g.out_dims) == 0) {
     out.commit();
     return;
   }
+  std::vector<AxisTable> tables(rank);
+  for (size_t a = 0; a < rank; ++a)
+    tables[a] =
+        build_table(p, in.dims[a], g.out_dims[a], g.scales[a], g.roi_start[a], g.roi_end[a]);
   if (p.mode == Mode::kNearest) {
     std::vector<std::vector<int64_t>> maps(rank);
     for (size_t a = 0; a < rank; ++a) {
