@@ -153,6 +153,15 @@ void expect_copied_weights_released(const std::string& devices);
 // weights.
 void expect_symbolic_model_runs_on(const std::string& devices);
 
+// Models hostile only at run time (docs/limits.md) on `devices` (fallback allowed): a Reshape to
+// a shape whose element count wraps int64, an endless Loop (stopped by the loop limit, by a
+// deadline, and by loom_session_cancel from another thread), scan outputs piling up, Resize and
+// ConstantOfShape to sizes from the data. Each ends in its one-line error naming the node and
+// the limit; sane inputs to the same sessions still run.
+void expect_hostile_runtime_models_fail_cleanly(const std::string& devices);
+// Absurd session options (threads = 100000, negative limits) are refused at creation, named.
+void expect_absurd_session_options_refused(const std::string& devices);
+
 // Runs the model once (the core compiles at the first run) on a runtime of its own whose debug
 // log is captured, and returns the messages whose source is `source` (a device's name), for
 // tests that read what a device planned from its log.

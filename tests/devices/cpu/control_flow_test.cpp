@@ -127,11 +127,79 @@ TEST(Loop, RunawayLoopIsStoppedWithAClearError) {
     ctx.run(1);
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), LOOM_ERROR_RUNTIME);
+    EXPECT_EQ(e.code(), LOOM_ERROR_LIMIT_EXCEEDED);
     EXPECT_NE(std::string(e.what()).find("Loop node 'test'"), std::string::npos) << e.what();
   }
   EXPECT_EQ(ctx.body_runs(), 50);
   unsetenv("LOOM_CPU_MAX_LOOP_ITERATIONS");
+}
+
+// The run's control (plugin ABI 1.4) bounds the loop instead of the environment, and a poll
+// that says stop ends the loop at the next iteration with the host's status. The kernels run
+// without a core here: this host only makes and reads statuses.
+struct FakeStatus {
+  loom_status_code_t code;
+  std::string message;
+};
+loom_status_t* fake_status_new(loom_status_code_t code, const char* message) {
+  return reinterpret_cast<loom_status_t*>(new FakeStatus{code, message});
+}
+loom_status_code_t fake_status_code(const loom_status_t* s) {
+  return reinterpret_cast<const FakeStatus*>(s)->code;
+}
+const char* fake_status_message(const loom_status_t* s) {
+  return reinterpret_cast<const FakeStatus*>(s)->message.c_str();
+}
+void fake_status_free(loom_status_t* s) {
+  delete reinterpret_cast<FakeStatus*>(s);
+}
+
+struct StopAfter {
+  int polls_left;
+  static loom_status_t* poll(void* user) {
+    auto* self = static_cast<StopAfter*>(user);
+    if (self->polls_left-- > 0) return nullptr;
+    return fake_status_new(LOOM_ERROR_CANCELLED, "the run was cancelled");
+  }
+};
+
+TEST(Loop, RunControlBoundsIterationsAndCancels) {
+  static loom_host_api_t host{};
+  host.struct_size = sizeof host;
+  host.status_new = fake_status_new;
+  host.status_code = fake_status_code;
+  host.status_message = fake_status_message;
+  host.status_free = fake_status_free;
+  const loom_host_api_t* saved = loom::sdk::host_api();
+  loom::sdk::set_host(&host);
+  for (bool cancel : {false, true}) {
+    StopAfter stop{cancel ? 3 : 1000};
+    loom_run_control_t control{};
+    control.struct_size = sizeof control;
+    control.max_loop_iterations = 7;
+    control.poll = StopAfter::poll;
+    control.user = &stop;
+    RunBudgetScope scope(&control);
+    BodyGraph body(3, 2);
+    KernelHarness ctx("Loop", 13);
+    ctx.omitted_input();
+    ctx.input(scalar_bool(true));
+    ctx.input(floats({}, {0}));
+    ctx.attr_graph("body", body, [](std::span<const Tensor* const> in) {
+      return std::vector<Tensor>{scalar_bool(true), *in[2]};
+    });
+    try {
+      ctx.run(1);
+      ADD_FAILURE() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), cancel ? LOOM_ERROR_CANCELLED : LOOM_ERROR_LIMIT_EXCEEDED) << e.what();
+      if (!cancel) {
+        EXPECT_NE(std::string(e.what()).find("max_loop_iterations"), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_EQ(ctx.body_runs(), cancel ? 3 : 7);
+  }
+  loom::sdk::set_host(saved);
 }
 
 TEST(Scan, ReverseInputAlongAxisOneAndOutputAxisOne) {

@@ -47,6 +47,11 @@ TEST(NeonDevice, SymbolicShapesArePlannedPerShapeOnTheDevice) {
   device_testing::expect_symbolic_model_runs_on("neon");
 }
 
+// Models hostile at run time (docs/limits.md) with neon first in the device list.
+TEST(NeonDevice, HostileRuntimeModelsEndInAClearError) {
+  device_testing::expect_hostile_runtime_models_fail_cleanly("neon");
+}
+
 TEST(NeonDevice, Fp16GemmKernelsWhereTheCpuHasThem) {
   RunOptions f16 = on_neon();
   f16.device_options = "precision=f16";

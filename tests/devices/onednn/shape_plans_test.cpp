@@ -15,6 +15,12 @@ TEST(OnednnShapePlans, SymbolicBatchAndImageSizeRunOnTheDevice) {
   expect_symbolic_model_runs_on("onednn");
 }
 
+// Models hostile at run time (docs/limits.md) with onednn first in the device list: the Loop
+// runs as a host step of the core, which enforces the limits and cancellation itself.
+TEST(OnednnHostileRuntime, EachEndsInAClearError) {
+  expect_hostile_runtime_models_fail_cleanly("onednn");
+}
+
 constexpr int64_t kK = 512, kN = 2048;  // 4 MiB of weights, which onednn copies per plan
 
 // x [N, 512] x w [512, 2048] -> Relu, with a symbolic N.

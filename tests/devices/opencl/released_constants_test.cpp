@@ -19,5 +19,11 @@ TEST(OpenclReleasedConstants, SymbolicShapesArePlannedPerShapeOnTheDevice) {
   expect_symbolic_model_runs_on("opencl");
 }
 
+// Models hostile at run time (docs/limits.md) with opencl first in the device list.
+TEST(OpenclReleasedConstants, HostileRuntimeModelsEndInAClearError) {
+  LOOM_REQUIRE_OPENCL();
+  expect_hostile_runtime_models_fail_cleanly("opencl");
+}
+
 }  // namespace
 }  // namespace loom::device_testing

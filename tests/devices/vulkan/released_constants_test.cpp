@@ -19,5 +19,11 @@ TEST(VulkanReleasedConstants, SymbolicShapesArePlannedPerShapeOnTheDevice) {
   expect_symbolic_model_runs_on("vulkan");
 }
 
+// Models hostile at run time (docs/limits.md) with vulkan first in the device list.
+TEST(VulkanReleasedConstants, HostileRuntimeModelsEndInAClearError) {
+  LOOM_SKIP_WITHOUT_VULKAN();
+  expect_hostile_runtime_models_fail_cleanly("vulkan");
+}
+
 }  // namespace
 }  // namespace loom::device_testing
