@@ -119,6 +119,12 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
   app.add_flag("--no-default-plugins", o.no_default_plugins,
                "Load plugins only from --plugin (ignore LOOM_PLUGIN_PATH, the install directory "
                "and the build tree)");
+  app.add_flag("--allow-newer-opsets", o.allow_newer_opsets,
+               "Accept a model that imports an opset newer than this Loom knows, with a warning "
+               "(it is validated and run with the newest schemas known)");
+  app.add_flag("--isolate-plugin-probe", o.isolate_plugin_probe,
+               "Load each plugin in a forked child first: one that crashes, exits or hangs (10 s) "
+               "while loading is named and skipped instead of ending infer-run");
   app.add_option("--device-option", device_options, "Option for the devices, KEY=VALUE")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
@@ -145,6 +151,28 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
                  "least recently used evicted first (0: the default, 16)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
       ->capture_default_str();
+  // Limits of every run (docs/limits.md): a model hostile at run time ends with an error that
+  // names the limit instead of exhausting the machine. Sizes take K, M, G suffixes (1024-based).
+  app.add_option("--max-tensor-bytes", o.max_tensor_bytes,
+                 "Most bytes one tensor made while running may take (0: the default, the "
+                 "machine's physical memory)")
+      ->transform(CLI::AsSizeValue(false))
+      ->type_name("SIZE");
+  app.add_option("--max-run-bytes", o.max_run_bytes,
+                 "Most bytes a device's run-time allocations may hold at once in one run (0: the "
+                 "default, the machine's physical memory)")
+      ->transform(CLI::AsSizeValue(false))
+      ->type_name("SIZE");
+  app.add_option("--max-loop-iterations", o.max_loop_iterations,
+                 "Most iterations one Loop may run, whatever its trip count and condition say "
+                 "(0: the default, 10000000)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--deadline", o.deadline_ms,
+                 "End a run that takes longer than MS milliseconds (0: no deadline); Ctrl-C "
+                 "(SIGINT) and SIGTERM also end the run in progress")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("MS");
   app.add_option("--warmup", o.warmup,
                  "Runs before measuring (the first is reported apart as the first run)")
       ->check(CLI::NonNegativeNumber)

@@ -19,13 +19,20 @@ struct Options {
   std::string devices = "cpu";
   bool no_fallback = false;
   std::vector<std::string> plugins;
-  bool no_default_plugins = false;  // only --plugin: no LOOM_PLUGIN_PATH, install dir, build tree
-  std::string device_options;       // "key=value;..."
-  std::string placements;           // "PATTERN=DEVICE;..." from --place
-  std::string cost_model;           // "DEVICE.KEY=VALUE;..." from --cost
-  std::string dot_file;             // --dot: write the plan as Graphviz here
+  bool no_default_plugins = false;    // only --plugin: no LOOM_PLUGIN_PATH, install dir, build tree
+  bool isolate_plugin_probe = false;  // --isolate-plugin-probe: probe each plugin in a child first
+  bool allow_newer_opsets = false;    // --allow-newer-opsets: accept them with a warning
+  std::string device_options;         // "key=value;..."
+  std::string placements;             // "PATTERN=DEVICE;..." from --place
+  std::string cost_model;             // "DEVICE.KEY=VALUE;..." from --cost
+  std::string dot_file;               // --dot: write the plan as Graphviz here
   int32_t threads = 0;
   int64_t plan_cache = 0;  // --plan-cache: plans kept per input-shape signature (0: default)
+  // Limits of a run (docs/limits.md); 0: the session's default.
+  int64_t max_tensor_bytes = 0;     // --max-tensor-bytes
+  int64_t max_run_bytes = 0;        // --max-run-bytes
+  int64_t max_loop_iterations = 0;  // --max-loop-iterations
+  int64_t deadline_ms = 0;          // --deadline (0: none)
   int warmup = 0;
   int repeat = 1;
   bool json = false;

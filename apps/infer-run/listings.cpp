@@ -42,6 +42,7 @@ std::string format_plugin_list(const loom_runtime_t* runtime) {
     if (r.loaded) {
       out += fmt::format("{:<10} {:<8} ABI {:<5} {}  [{}]\n", or_empty(r.name), or_empty(r.version),
                          abi_text(r.abi_version), or_empty(r.path), or_empty(r.registered));
+      if (*or_empty(r.warnings)) out += fmt::format("           warning: {}\n", r.warnings);
     } else {
       std::string who = *or_empty(r.name) ? fmt::format(" ({})", r.name) : "";
       out += fmt::format("skipped{} {}{}: {}\n", r.explicit_request ? " (requested)" : "",

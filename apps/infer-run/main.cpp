@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <loom/loom.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <loom_apps/api.hpp>
@@ -24,6 +26,36 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
+
+// SIGINT and SIGTERM cancel the run in progress (loom_session_cancel only bumps an atomic
+// counter, which a signal handler may do), so infer-run ends with the run's one-line error and
+// its exit code. The handler then restores the default action: a second signal kills at once.
+std::atomic<loom_session_t*> g_signal_session{nullptr};
+
+void cancel_from_signal(int sig) {
+  if (loom_session_t* s = g_signal_session.load()) loom_session_cancel(s);
+  std::signal(sig, SIG_DFL);
+}
+
+class CancelOnSignal {
+ public:
+  explicit CancelOnSignal(loom_session_t* session) {
+    g_signal_session.store(session);
+    previous_int_ = std::signal(SIGINT, cancel_from_signal);
+    previous_term_ = std::signal(SIGTERM, cancel_from_signal);
+  }
+  ~CancelOnSignal() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+    g_signal_session.store(nullptr);
+  }
+  CancelOnSignal(const CancelOnSignal&) = delete;
+  CancelOnSignal& operator=(const CancelOnSignal&) = delete;
+
+ private:
+  void (*previous_int_)(int);
+  void (*previous_term_)(int);
+};
 
 // Turns a failed API call into an AppError with the exit code of the step that failed.
 template <typename F>
@@ -73,6 +105,8 @@ loom::apps::RuntimePtr make_runtime(const Options& o) {
   ro.num_plugin_paths = paths.size();
   ro.plugin_paths = paths.data();
   ro.use_env_path = !o.no_default_plugins;
+  ro.isolate_plugin_probe = o.isolate_plugin_probe;
+  if (o.allow_newer_opsets) ro.allow_newer_opsets = 1;
   ro.use_default_paths = !o.no_default_plugins;
   ro.log_level = o.log_level;
   ro.log_fn = log_to_stderr;
@@ -197,6 +231,10 @@ int run(int argc, char** argv) {
   }
   so.shape_overrides = overrides.c_str();
   so.plan_cache_entries = o.plan_cache;
+  so.max_tensor_bytes = o.max_tensor_bytes;
+  so.max_run_bytes = o.max_run_bytes;
+  so.max_loop_iterations = o.max_loop_iterations;
+  so.deadline_ms = o.deadline_ms;
   start = Clock::now();
   loom::apps::SessionPtr session = step(kExitRuntime, "cannot create a session", [&] {
     return loom::apps::create_session(runtime.get(), model.get(), so);
@@ -207,6 +245,7 @@ int run(int argc, char** argv) {
   // BERT-base's 418 MiB of weights are not held twice. `inputs` and `outputs` (whose names
   // the model owned) are only counted from here on.
   model.reset();
+  CancelOnSignal cancel_on_signal(session.get());
 
   std::vector<std::string> names;
   std::vector<const loom::apps::HostTensor*> tensors;
