@@ -313,6 +313,9 @@ void Session::partition() {
   try {
     infer_shapes(g, runtime_.schemas, declared);
   } catch (const Error& e) {
+    // A model the spec rules out (pads not below the kernel, a bad attribute) is refused now,
+    // in one line naming the node, rather than warned about here and refused at the run.
+    if (e.code() == LOOM_ERROR_INVALID_MODEL) throw;
     runtime_.log(LOOM_LOG_WARNING, "scheduler",
                  std::string("type inference on the declared shapes failed, placing without it: ") +
                      e.what());

@@ -79,7 +79,7 @@ def case_help_and_version(env):
         assert text in p.stdout, f"--help lacks '{text}'"
     p = env.run("--version", plugins=False)
     assert p.returncode == 0 and p.stdout.startswith("infer-run "), p.stdout
-    assert "plugin ABI 1.3" in p.stdout, p.stdout
+    assert "plugin ABI 1.4" in p.stdout, p.stdout
 
 
 def case_usage_errors(env):
@@ -144,7 +144,7 @@ def case_list_plugins(env):
     rows = {line.split()[0]: line for line in p.stdout.splitlines() if line.strip()}
     for name in ("onnx", "cpu"):
         assert name in rows, f"plugin {name} not listed: {p.stdout}"
-        assert "ABI 1.3" in rows[name] and env.plugin_dir in rows[name], rows[name]
+        assert "ABI 1.4" in rows[name] and env.plugin_dir in rows[name], rows[name]
     assert "format onnx" in rows["onnx"] and "device cpu" in rows["cpu"], p.stdout
 
 

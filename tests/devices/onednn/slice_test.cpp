@@ -577,12 +577,13 @@ TEST(OnednnGather, SwinPatternsInBfloat16) {
   }
 }
 
-TEST(OnednnGather, OutOfRangeIndexStaysOnCpu) {
-  // Refused at placement; with the cpu device beside it, the cpu device fails the run.
+TEST(OnednnGather, OutOfRangeConstantIndexIsRefusedAtCreation) {
+  // Shape inference refuses a constant index outside its axis, naming the node, before any
+  // device is asked: on onednn alone and with the cpu device beside it.
   ModelBuilder past_end = gather_model({4, 5}, 1, {}, {5});
-  expect_refused(past_end, {4, 5}, "Gather index 5 is out of range for extent 5", false);
+  expect_refused(past_end, {4, 5}, "constant index 5 is out of range for axis 1 of size 5", false);
   expect_refused(gather_model({4, 5}, 0, {2}, {0, -5}), {4, 5},
-                 "Gather index -5 is out of range for extent 4", false);
+                 "constant index -5 is out of range for axis 0 of size 4", false);
   RunOptions fallback;
   fallback.devices = "onednn,cpu";
   std::filesystem::path path = past_end.save();
