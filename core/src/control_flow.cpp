@@ -54,8 +54,9 @@ HostValue allocate(loom_dtype_t dtype, const std::vector<int64_t>& dims,
     fail(LOOM_ERROR_INVALID_ARGUMENT,
          "a result of shape " + sdk::shape_text(dims) + " has more bytes than memory can address");
   if (const RunGuard* guard = RunGuard::current())
-    guard->check_tensor_bytes(*bytes, std::string("a ") + dtype_name(dtype) + " result of shape " +
-                                          sdk::shape_text(dims));
+    guard->check_tensor_bytes(*bytes, [&] {
+      return std::string("a ") + dtype_name(dtype) + " result of shape " + sdk::shape_text(dims);
+    });
   v.t.byte_size = *bytes;
   auto block = std::make_shared<Block>();
   block->data = std::malloc(v.t.byte_size ? v.t.byte_size : 1);
@@ -154,8 +155,9 @@ struct ScanCollector {
     // more than one tensor may take before it is refused at the stacking.
     bytes += v.t.byte_size;
     if (const RunGuard* guard = RunGuard::current())
-      guard->check_tensor_bytes(
-          bytes, what + " stacked over " + std::to_string(items.size() + 1) + " iterations");
+      guard->check_tensor_bytes(bytes, [&] {
+        return what + " stacked over " + std::to_string(items.size() + 1) + " iterations";
+      });
     items.push_back(v);
   }
   uint64_t bytes = 0;

@@ -97,8 +97,4 @@ loom_status_t* RunGuard::poll_status(void* user) {
   return reason.empty() ? nullptr : new_status(LOOM_ERROR_CANCELLED, reason);
 }
 
-void RunGuard::check_tensor_bytes(uint64_t bytes, const std::string& what) const {
-  sdk::RunControl(&control_).check_tensor_bytes(bytes, what);
-}
-
 }  // namespace loom::core

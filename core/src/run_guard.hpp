@@ -5,11 +5,10 @@
 // loom_run_control_t, which devices check between their own steps.
 #pragma once
 
-#include <loom/plugin.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <loom/plugin.hpp>
 #include <string>
 
 namespace loom::core {
@@ -47,8 +46,13 @@ class RunGuard {
 
   // Throws LOOM_ERROR_CANCELLED when the run was cancelled or passed its deadline.
   void poll() const;
-  // Throws LOOM_ERROR_LIMIT_EXCEEDED naming `what` when one tensor of `bytes` is too large.
-  void check_tensor_bytes(uint64_t bytes, const std::string& what) const;
+  // Throws LOOM_ERROR_LIMIT_EXCEEDED naming what() when one tensor of `bytes` is too large.
+  // `what` makes the message only then: the check runs for every host-step allocation.
+  template <typename What>
+  void check_tensor_bytes(uint64_t bytes, What&& what) const {
+    if (limits_.max_tensor_bytes && bytes > limits_.max_tensor_bytes)
+      sdk::RunControl(&control_).check_tensor_bytes(bytes, what());
+  }
   const RunLimits& limits() const { return limits_; }
   // What devices get in loom_run_args_t::control.
   const loom_run_control_t* control() const { return &control_; }

@@ -59,7 +59,10 @@ std::shared_ptr<RunBudget> charge(uint64_t bytes, loom_dtype_t dtype,
   auto what = [&] {
     return std::string("a ") + sdk::dtype_name(dtype) + " tensor of shape " + sdk::shape_text(dims);
   };
-  budget->control.check_tensor_bytes(bytes, what());
+  // The message is made only when a limit is passed: this runs for every tensor of the run.
+  const loom_run_control_t& limits = *budget->control.raw();
+  if (limits.max_tensor_bytes && bytes > limits.max_tensor_bytes)
+    budget->control.check_tensor_bytes(bytes, what());
   uint64_t live = budget->live.fetch_add(bytes) + bytes;
   if (budget->control.max_run_bytes() && live > budget->control.max_run_bytes()) {
     budget->live.fetch_sub(bytes);
