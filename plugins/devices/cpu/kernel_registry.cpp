@@ -57,7 +57,9 @@ std::shared_ptr<RunBudget> charge(uint64_t bytes, loom_dtype_t dtype,
   std::shared_ptr<RunBudget> budget = current_run_budget();
   if (!budget) return nullptr;
   auto what = [&] {
-    return std::string("a ") + sdk::dtype_name(dtype) + " tensor of shape " + sdk::shape_text(dims);
+    const std::string type = sdk::dtype_name(dtype);
+    const bool vowel = type.find_first_of("aeio") == 0;  // an int64, a uint8, a float32
+    return (vowel ? "an " : "a ") + type + " tensor of shape " + sdk::shape_text(dims);
   };
   // The message is made only when a limit is passed: this runs for every tensor of the run.
   const loom_run_control_t& limits = *budget->control.raw();

@@ -85,6 +85,14 @@ class OutputBuffer {
 // match): the zero-copy path of Reshape/Flatten/Squeeze/Unsqueeze.
 void forward_input_with_shape(KernelContext& ctx, size_t index, std::span<const int64_t> dims);
 
+// True when a shape has a zero extent. Its index maps are not built: with a hostile extent on
+// another axis (Pad [2^40, 0]) they would be terabytes for a tensor of no elements.
+inline bool empty_output(std::span<const int64_t> dims) {
+  for (int64_t d : dims)
+    if (d == 0) return true;
+  return false;
+}
+
 // Copies `esize`-byte elements from `src` (contiguous, dims in_dims) to `dst` (contiguous,
 // dims out_dims). The element at output coordinate (o_0, ..., o_n) comes from input coordinate
 // (maps[0][o_0], ..., maps[n][o_n]); an entry of -1 writes the `fill` element instead (fill may

@@ -1,6 +1,7 @@
 // OneHot: inserts a depth axis; on_value where the index matches, off_value elsewhere.
 // Negative indices count from depth; indices outside [-depth, depth) give an all-off row.
 #include <cmath>
+#include <cstdio>
 
 #include "data_movement.hpp"
 
@@ -13,9 +14,15 @@ void onehot_kernel(KernelContext& ctx) {
   const loom_tensor_t& values = ctx.required_input(2);
   if (sdk::element_count(values) != 2)
     fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": values must hold [off_value, on_value]");
-  if (!(depth_value >= 1) || depth_value > 1e9)
+  // A depth past 2^62 cannot size a tensor (and the cast below would be undefined); below, the
+  // output allocation checks the size against the run's tensor limit.
+  if (!(depth_value >= 1) || depth_value >= 0x1p62) {
+    char depth_text[32];
+    std::snprintf(depth_text, sizeof depth_text, depth_value >= 1 ? "%.0f" : "%g", depth_value);
     fail(LOOM_ERROR_INVALID_ARGUMENT,
-         ctx.where() + ": depth " + std::to_string(depth_value) + " must be a positive size");
+         ctx.where() + ": depth " + depth_text +
+             (depth_value >= 1 ? " is more than int64 can count" : " must be a positive size"));
+  }
   const int64_t depth = static_cast<int64_t>(depth_value);
   const int64_t out_rank = indices.rank + 1;
   const int64_t axis = normalize_axis(ctx, ctx.attrs().get_int("axis", -1), out_rank);

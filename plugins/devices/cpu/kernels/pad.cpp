@@ -3,6 +3,7 @@
 // crop. Each output index maps to an input index per axis (or to the constant value).
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "data_movement.hpp"
 
@@ -85,7 +86,13 @@ void pad_kernel(KernelContext& ctx) {
   }
   std::vector<int64_t> out_dims(static_cast<size_t>(rank));
   for (int64_t d = 0; d < rank; ++d) {
-    out_dims[d] = in.dims[d] + begin[d] + end[d];
+    const std::optional<int64_t> grown = sdk::checked_add(in.dims[d], begin[d]);
+    const std::optional<int64_t> extent = grown ? sdk::checked_add(*grown, end[d]) : grown;
+    if (!extent)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": pads " + shape_string(pads) +
+                                            " make axis " + std::to_string(d) +
+                                            " longer than int64 can count");
+    out_dims[d] = *extent;
     if (out_dims[d] < 0)
       fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": pads " + shape_string(pads) +
                                             " crop axis " + std::to_string(d) + " of size " +
@@ -94,13 +101,16 @@ void pad_kernel(KernelContext& ctx) {
       fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": cannot pad the empty axis " +
                                             std::to_string(d) + " in a non-constant mode");
   }
+  // The output first: its size is checked against the run's limits before the index maps (8
+  // bytes per output coordinate) are built; an empty output needs none.
+  OutputBuffer out(ctx, 0, in.dtype, out_dims);
+  if (empty_output(out_dims)) return out.commit();
   std::vector<std::vector<int64_t>> maps(static_cast<size_t>(rank));
   for (int64_t d = 0; d < rank; ++d) {
     maps[d].resize(static_cast<size_t>(out_dims[d]));
     for (int64_t j = 0; j < out_dims[d]; ++j)
       maps[d][j] = source_index(j, begin[d], in.dims[d], mode);
   }
-  OutputBuffer out(ctx, 0, in.dtype, out_dims);
   copy_by_axis_maps(ctx, in.data, sdk::shape_of(in), out.data(), out_dims, maps, esize,
                     fill.data());
   out.commit();

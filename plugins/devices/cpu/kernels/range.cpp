@@ -1,5 +1,6 @@
 // Range: start + i * delta for i in [0, max(ceil((limit - start) / delta), 0)).
 #include <cmath>
+#include <cstdio>
 
 #include "data_movement.hpp"
 
@@ -22,9 +23,14 @@ void range_kernel(KernelContext& ctx) {
     const double d = convert<double>(delta);
     if (d == 0) fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": delta must not be 0");
     const double n = std::ceil((convert<double>(limit) - convert<double>(start)) / d);
-    if (!(n < 1e12) && n > 0)
-      fail(LOOM_ERROR_INVALID_ARGUMENT,
-           ctx.where() + ": range of " + std::to_string(n) + " elements is too large");
+    // Past 2^62 no tensor can hold it (and the cast below would be undefined); below, the
+    // output allocation checks the count against the run's tensor limit.
+    if (n >= 0x1p62) {
+      char count[32];
+      std::snprintf(count, sizeof count, "%.3g", n);
+      fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": start, limit and delta make " + count +
+                                            " elements, more than int64 can count");
+    }
     int64_t dims[1] = {n > 0 ? static_cast<int64_t>(n) : 0};
     loom_tensor_t& out = ctx.allocate_output(0, start_t.dtype, dims);
     T* o = sdk::data_of<T>(out);

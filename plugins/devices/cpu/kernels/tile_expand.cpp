@@ -1,5 +1,6 @@
 // Tile (repeat the whole tensor along each axis) and Expand (numpy broadcast to a shape).
 #include <algorithm>
+#include <optional>
 
 #include "data_movement.hpp"
 
@@ -19,9 +20,15 @@ void tile_kernel(KernelContext& ctx) {
     if (repeats[d] < 0)
       fail(LOOM_ERROR_INVALID_ARGUMENT,
            ctx.where() + ": repeats " + shape_string(repeats) + " has a negative entry");
-    out_dims[d] = in.dims[d] * repeats[d];
+    const std::optional<int64_t> extent = sdk::checked_mul(in.dims[d], repeats[d]);
+    if (!extent)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": repeats " + shape_string(repeats) +
+                                            " make axis " + std::to_string(d) +
+                                            " longer than int64 can count");
+    out_dims[d] = *extent;
   }
   OutputBuffer out(ctx, 0, in.dtype, out_dims);
+  if (empty_output(out_dims)) return out.commit();
   for (size_t d = 0; d < repeats.size(); ++d) {
     maps[d].resize(static_cast<size_t>(out_dims[d]));
     for (int64_t j = 0; j < out_dims[d]; ++j) maps[d][j] = j % in.dims[d];
@@ -55,6 +62,7 @@ void expand_kernel(KernelContext& ctx) {
   }
   for (size_t i = 0; i + shape.size() < rank; ++i) out_dims[i] = in_dims[i];
   OutputBuffer out(ctx, 0, in.dtype, out_dims);
+  if (empty_output(out_dims)) return out.commit();
   std::vector<std::vector<int64_t>> maps(rank);
   for (size_t d = 0; d < rank; ++d) {
     maps[d].resize(static_cast<size_t>(out_dims[d]));
