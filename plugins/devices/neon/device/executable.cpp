@@ -197,7 +197,8 @@ void Executable::plan_layouts(const loom_graph_t& graph, std::vector<Step> node_
     if (value_packed[static_cast<size_t>(v)]) v = convert(v, false);
 }
 
-std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs) const {
+std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs,
+                                    const sdk::RunControl& control) const {
   if (inputs.size() != inputs_.size())
     fail(LOOM_ERROR_INVALID_ARGUMENT, "neon: the subgraph takes " + std::to_string(inputs_.size()) +
                                           " inputs, " + std::to_string(inputs.size()) + " given");
@@ -235,6 +236,7 @@ std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs) const
   std::vector<const Tensor*> in_ptrs;
   std::vector<Tensor> outs;
   for (const Step& step : steps_) {
+    control.poll();
     in_ptrs.clear();
     for (int32_t v : step.inputs) {
       if (v < 0) {

@@ -10,6 +10,7 @@
 
 #include <loom/plugin.h>
 
+#include <loom/plugin.hpp>
 #include <memory>
 #include <span>
 #include <string>
@@ -26,7 +27,9 @@ class Executable {
   Executable(const loom_graph_t& graph, cpu::ThreadPool& pool, const CompileOptions& options);
 
   // Inputs follow the subgraph's input order; returns its outputs in order.
-  std::vector<Tensor> run(std::span<const loom_tensor_t> inputs) const;
+  // Polls `control` before every step: a cancelled run or one past its deadline stops there.
+  std::vector<Tensor> run(std::span<const loom_tensor_t> inputs,
+                          const sdk::RunControl& control) const;
   size_t num_outputs() const { return outputs_.size(); }
 
   // The layout plan, for the debug log and tests: nodes that run in NC4HW4 and the pack and

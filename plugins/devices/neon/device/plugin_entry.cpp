@@ -211,8 +211,8 @@ loom_status_t* run(loom_device_t* device, loom_executable_t* exe, const loom_run
       fail(LOOM_ERROR_INVALID_ARGUMENT,
            "neon run: the subgraph has " + std::to_string(exe->impl->num_outputs()) + " outputs, " +
                std::to_string(args->num_outputs) + " requested");
-    std::vector<Tensor> results =
-        exe->impl->run(std::span<const loom_tensor_t>(args->inputs, args->num_inputs));
+    std::vector<Tensor> results = exe->impl->run(
+        std::span<const loom_tensor_t>(args->inputs, args->num_inputs), sdk::RunControl(args));
     size_t done = 0;
     try {
       for (; done < results.size(); ++done) {

@@ -7,6 +7,7 @@
 #include <array>
 #include <deque>
 #include <limits>
+#include <loom/plugin.hpp>
 #include <map>
 #include <memory>
 #include <span>
@@ -45,6 +46,25 @@ struct Value {
   int first_use = -1, last_use = -1;  // lowered ops (nodes) whose kernels reference it
   size_t bytes() const { return static_cast<size_t>(elements) * elem_size; }
 };
+
+// The bytes of a value as the host sees it (float32 stays 4 bytes under fp16 storage).
+inline size_t host_bytes(const Value& v) {
+  return static_cast<size_t>(v.elements) * sdk::dtype_size(v.dtype);
+}
+
+// Inputs and outputs are bound per run; the other storages once at compile time.
+inline bool dynamic_storage(Storage s) {
+  return s == Storage::Input || s == Storage::Output;
+}
+
+// How many steps a run enqueues between two looks at its cancel flag and deadline
+// (loom_run_control_t.poll): small enough that a cancelled run stops within a few kernels,
+// large enough that the markers and flushes cost nothing next to the kernels.
+constexpr size_t kStepsPerPoll = 8;
+
+// One index check's slot in the error buffer: an int flag (at int 4 * slot, so the kernels'
+// atomic_cmpxchg works on it) and the bad index as a long (at long 2 * slot + 1).
+constexpr size_t kIndexSlotInts = 4;
 
 // What the fusion pass decided for a node: where its result goes and which clamp it applies.
 struct Fusion {

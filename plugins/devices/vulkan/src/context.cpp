@@ -149,14 +149,20 @@ std::string Context::description() const {
 }
 
 void Context::submit_and_wait(std::span<const VkCommandBuffer> buffers, VkFence fence) {
-  VkSubmitInfo submit{};
-  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.commandBufferCount = static_cast<uint32_t>(buffers.size());
-  submit.pCommandBuffers = buffers.data();
-  {
-    std::lock_guard<std::mutex> lock(queue_mutex_);
-    vk_check(vkQueueSubmit(queue_, 1, &submit, fence), "vkQueueSubmit");
-  }
+  submit(buffers, fence);
+  wait(fence);
+}
+
+void Context::submit(std::span<const VkCommandBuffer> buffers, VkFence fence) {
+  VkSubmitInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  info.commandBufferCount = static_cast<uint32_t>(buffers.size());
+  info.pCommandBuffers = buffers.data();
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  vk_check(vkQueueSubmit(queue_, 1, &info, fence), "vkQueueSubmit");
+}
+
+void Context::wait(VkFence fence) {
   vk_check(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
   vk_check(vkResetFences(device_, 1, &fence), "vkResetFences");
 }

@@ -52,6 +52,10 @@ class Context {
 
   // Submits command buffers in order and waits for them (the queue is shared: serialized).
   void submit_and_wait(std::span<const VkCommandBuffer> buffers, VkFence fence);
+  // The two halves: submit signals `fence` when the buffers are done; wait waits for it and
+  // resets it for the next submit.
+  void submit(std::span<const VkCommandBuffer> buffers, VkFence fence);
+  void wait(VkFence fence);
   // Host <-> device copies through the mapping (unified memory) or the staging buffer.
   void upload(const void* src, const Allocation& dst, VkDeviceSize offset, VkDeviceSize size);
   void download(const Allocation& src, VkDeviceSize offset, void* dst, VkDeviceSize size);

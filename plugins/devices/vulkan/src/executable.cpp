@@ -307,10 +307,11 @@ Executable::~Executable() {
 
 void Executable::release() {
   VkDevice dev = context_.device();
-  if (fence_) vkDestroyFence(dev, fence_, nullptr);
+  for (VkFence fence : fences_) vkDestroyFence(dev, fence, nullptr);
+  fences_.clear();
+  segments_.clear();  // freed with their pool
   if (command_pool_) vkDestroyCommandPool(dev, command_pool_, nullptr);
   if (descriptor_pool_) vkDestroyDescriptorPool(dev, descriptor_pool_, nullptr);
-  fence_ = VK_NULL_HANDLE;
   command_pool_ = VK_NULL_HANDLE;
   descriptor_pool_ = VK_NULL_HANDLE;
   context_.memory().release(arena_);
@@ -421,24 +422,30 @@ void Executable::record() {
   cp.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   cp.queueFamilyIndex = context_.queue_family();
   vk_check(vkCreateCommandPool(dev, &cp, nullptr, &command_pool_), "vkCreateCommandPool");
-  VkCommandBuffer buffers[2];
+  const size_t segments =
+      std::max<size_t>(1, (steps_.size() + kStepsPerSegment - 1) / kStepsPerSegment);
+  std::vector<VkCommandBuffer> buffers(segments + 1);
   VkCommandBufferAllocateInfo ca{};
   ca.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
   ca.commandPool = command_pool_;
   ca.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ca.commandBufferCount = 2;
-  vk_check(vkAllocateCommandBuffers(dev, &ca, buffers), "vkAllocateCommandBuffers");
-  main_ = buffers[0];
-  transfers_ = buffers[1];
+  ca.commandBufferCount = static_cast<uint32_t>(buffers.size());
+  vk_check(vkAllocateCommandBuffers(dev, &ca, buffers.data()), "vkAllocateCommandBuffers");
+  transfers_ = buffers[0];
+  segments_.assign(buffers.begin() + 1, buffers.end());
   VkFenceCreateInfo fi{};
   fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-  vk_check(vkCreateFence(dev, &fi, nullptr, &fence_), "vkCreateFence");
+  for (size_t i = 0; i < segments; ++i) {
+    VkFence fence = VK_NULL_HANDLE;
+    vk_check(vkCreateFence(dev, &fi, nullptr, &fence), "vkCreateFence");
+    fences_.push_back(fence);
+  }
 
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  vk_check(vkBeginCommandBuffer(main_, &begin), "vkBeginCommandBuffer");
   // Every step waits for the previous ones: kernels of one subgraph mostly form a chain, and a
-  // global barrier is what drivers handle best for that.
+  // global barrier is what drivers handle best for that. Barriers order commands across the
+  // command buffers of one queue too (submission order), so segments chain the same way.
   VkMemoryBarrier barrier{};
   barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
   barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
@@ -446,11 +453,20 @@ void Executable::record() {
                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   const VkPipelineStageFlags stages =
       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkCommandBuffer cmd = segments_[0];
   auto full_barrier = [&] {
-    vkCmdPipelineBarrier(main_, stages, stages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+    vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
   };
+  vk_check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
   full_barrier();  // after the input copies of the transfer command buffer
+  size_t recorded = 0;
   for (Step& s : steps_) {
+    if (recorded > 0 && recorded % kStepsPerSegment == 0) {
+      vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+      cmd = segments_[recorded / kStepsPerSegment];
+      vk_check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
+    }
+    ++recorded;
     if (auto* d = std::get_if<DispatchStep>(&s.what)) {
       VkDescriptorSetAllocateInfo sa{};
       sa.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
@@ -472,12 +488,12 @@ void Executable::record() {
         writes[i].pBufferInfo = &infos[i];
       }
       vkUpdateDescriptorSets(dev, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
-      vkCmdBindPipeline(main_, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->pipeline);
-      vkCmdBindDescriptorSets(main_, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->layout, 0, 1,
+      vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->pipeline);
+      vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->layout, 0, 1,
                               &d->set, 0, nullptr);
-      vkCmdPushConstants(main_, d->pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof words,
+      vkCmdPushConstants(cmd, d->pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof words,
                          words);
-      vkCmdDispatch(main_, d->groups[0], d->groups[1], d->groups[2]);
+      vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
     } else {
       const CopyStep& c = std::get<CopyStep>(s.what);
       auto [src_buffer, src_offset] = absolute(c.src);
@@ -486,14 +502,16 @@ void Executable::record() {
       region.srcOffset = src_offset;
       region.dstOffset = dst_offset;
       region.size = c.bytes;
-      vkCmdCopyBuffer(main_, src_buffer, dst_buffer, 1, &region);
+      vkCmdCopyBuffer(cmd, src_buffer, dst_buffer, 1, &region);
     }
     full_barrier();
   }
-  vk_check(vkEndCommandBuffer(main_), "vkEndCommandBuffer");
+  vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
 }
 
-void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tensor_t> outputs) {
+void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tensor_t> outputs,
+                     const sdk::RunControl& control) {
+  control.poll();
   if (inputs.size() != graph_.num_inputs)
     sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "vulkan run: the subgraph has " +
                                                std::to_string(graph_.num_inputs) + " inputs, " +
@@ -577,8 +595,7 @@ void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tenso
                              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                          0, 1, &barrier, 0, nullptr, 0, nullptr);
     vk_check(vkEndCommandBuffer(out_cmd), "vkEndCommandBuffer");
-    VkCommandBuffer all[3] = {transfers_, main_, out_cmd};
-    context_.submit_and_wait(all, fence_);
+    submit_segments(out_cmd, control);
     if (uses_error_word_) {
       uint32_t word = 0;
       context_.download(private_, error_word_.offset, &word, 4);
@@ -599,6 +616,43 @@ void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tenso
     for (int d = 0; d < v.rank(); ++d) out.dims[d] = v.dims[static_cast<size_t>(d)];
     out.byte_size = (stored_as_f16(v) ? v.host_out : v.loc).bytes;
     out.buffer = made[i].release();
+  }
+}
+
+// The transfers, the segments and the output copies, in order. Without a poll function (or with
+// one segment) in one submission; else segment by segment, at most two on the device at once.
+void Executable::submit_segments(VkCommandBuffer out_cmd, const sdk::RunControl& control) {
+  if (segments_.size() == 1 || !control.raw() || !control.raw()->poll) {
+    std::vector<VkCommandBuffer> all{transfers_};
+    all.insert(all.end(), segments_.begin(), segments_.end());
+    all.push_back(out_cmd);
+    context_.submit_and_wait(all, fences_[0]);
+    return;
+  }
+  size_t submitted = 0, finished = 0;
+  try {
+    for (size_t i = 0; i < segments_.size(); ++i) {
+      std::vector<VkCommandBuffer> batch;
+      if (i == 0) batch.push_back(transfers_);
+      batch.push_back(segments_[i]);
+      if (i + 1 == segments_.size()) batch.push_back(out_cmd);
+      context_.submit(batch, fences_[i]);
+      ++submitted;
+      if (i == 0) continue;
+      context_.wait(fences_[i - 1]);
+      ++finished;
+      control.poll();
+    }
+    context_.wait(fences_.back());
+  } catch (...) {
+    // Cancelled (or failed): what was submitted may still run and write the arena and the
+    // output buffers, which the caller frees. Wait for it first; the fences are left reset.
+    for (; finished < submitted; ++finished) {
+      VkFence fence = fences_[finished];
+      vkWaitForFences(context_.device(), 1, &fence, VK_TRUE, UINT64_MAX);
+      vkResetFences(context_.device(), 1, &fence);
+    }
+    throw;
   }
 }
 

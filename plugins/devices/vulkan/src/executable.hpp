@@ -1,11 +1,12 @@
 // A compiled subgraph: its memory (arena at the core's planned offsets, constants, private
-// slots for inputs and outputs), the dispatches recorded once into a command buffer, and the
-// per-run transfers of inputs and outputs.
+// slots for inputs and outputs), the dispatches recorded once into command buffers of
+// kStepsPerSegment steps each, and the per-run transfers of inputs and outputs.
 #pragma once
 
 #include <loom/plugin.h>
 #include <vulkan/vulkan.h>
 
+#include <loom/plugin.hpp>
 #include <memory>
 #include <vector>
 
@@ -13,6 +14,11 @@
 #include "context.hpp"
 
 namespace loom::vulkan {
+
+// Steps per recorded command buffer. A run submits the segments one after the other, staying
+// at most two ahead of the device, and looks at its cancel flag and deadline between them
+// (loom_run_control_t.poll): a cancelled run stops within two segments, not at the subgraph's end.
+constexpr size_t kStepsPerSegment = 8;
 
 class Executable {
  public:
@@ -22,9 +28,10 @@ class Executable {
   Executable& operator=(const Executable&) = delete;
 
   const loom_graph_t& graph() const { return graph_; }
-  // Copies the inputs in, replays the recorded command buffer, allocates the outputs (with the
-  // device's buffers) and copies the results out.
-  void run(std::span<const loom_tensor_t> inputs, std::span<loom_tensor_t> outputs);
+  // Copies the inputs in, replays the recorded command buffers, allocates the outputs (with the
+  // device's buffers) and copies the results out. Polls `control` between segments.
+  void run(std::span<const loom_tensor_t> inputs, std::span<loom_tensor_t> outputs,
+           const sdk::RunControl& control);
   // The graph constants copied into the constants buffer at compile: run() never reads their
   // host bytes, so the core may free them (ABI 1.3's constant_copied).
   std::vector<int> uploaded_constants() const;
@@ -38,6 +45,7 @@ class Executable {
   std::pair<VkBuffer, uint64_t> absolute(const Loc& loc) const;
   VkDescriptorBufferInfo resolve(const Loc& loc, uint32_t* word_offset) const;
   void release();
+  void submit_segments(VkCommandBuffer out_cmd, const sdk::RunControl& control);
 
   Context& context_;
   const loom_graph_t& graph_;
@@ -51,8 +59,9 @@ class Executable {
   Allocation arena_, constants_, private_;
   VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
-  VkCommandBuffer main_ = VK_NULL_HANDLE, transfers_ = VK_NULL_HANDLE;
-  VkFence fence_ = VK_NULL_HANDLE;
+  VkCommandBuffer transfers_ = VK_NULL_HANDLE;
+  std::vector<VkCommandBuffer> segments_;  // the recorded steps, kStepsPerSegment each
+  std::vector<VkFence> fences_;            // one per segment
 };
 
 }  // namespace loom::vulkan

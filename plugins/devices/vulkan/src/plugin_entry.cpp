@@ -200,7 +200,8 @@ loom_status_t* run(loom_device_t* device, loom_executable_t* exe, const loom_run
     if (!device || !exe || !args)
       sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "vulkan run: missing device, executable or args");
     exe->impl->run(std::span<const loom_tensor_t>(args->inputs, args->num_inputs),
-                   std::span<loom_tensor_t>(args->outputs, args->num_outputs));
+                   std::span<loom_tensor_t>(args->outputs, args->num_outputs),
+                   sdk::RunControl(args));
   });
 }
 
