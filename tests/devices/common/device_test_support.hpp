@@ -162,6 +162,11 @@ void expect_hostile_runtime_models_fail_cleanly(const std::string& devices);
 // Absurd session options (threads = 100000, negative limits) are refused at creation, named.
 void expect_absurd_session_options_refused(const std::string& devices);
 
+// A model that `devices` runs as one subgraph of 64 steps, cancelled at a tenth of its run time:
+// the run must end with LOOM_ERROR_CANCELLED well before the subgraph's end (for devices that
+// poll loom_run_control_t between their steps).
+void expect_long_subgraph_cancelled(const std::string& devices);
+
 // Runs the model once (the core compiles at the first run) on a runtime of its own whose debug
 // log is captured, and returns the messages whose source is `source` (a device's name), for
 // tests that read what a device planned from its log.

@@ -173,6 +173,48 @@ ModelBuilder constant_of_shape_model() {
   return m;
 }
 
+// A code of either kind of refusal: a product that wraps int64 is INVALID_ARGUMENT, one that fits
+// but passes the tensor limit LIMIT_EXCEEDED; which one a size reaches first depends on the op.
+void expect_refused(const Outcome& o, const char* node, const std::string& what) {
+  std::printf("  %s (%.1f ms): %s\n", what.c_str(), o.ms, o.message.c_str());
+  EXPECT_TRUE(o.code == LOOM_ERROR_INVALID_ARGUMENT || o.code == LOOM_ERROR_LIMIT_EXCEEDED)
+      << what << ": code " << o.code << ": " << o.message;
+  EXPECT_NE(o.message.find(node), std::string::npos) << what << ": node not named: " << o.message;
+  EXPECT_EQ(o.message.find('\n'), std::string::npos) << what << ": not one line: " << o.message;
+}
+
+// One op whose output shape comes from int64 data: `op`(x, shape) on a float input `x`.
+ModelBuilder data_shaped_model(const std::string& op, std::vector<int64_t> x_dims,
+                               int64_t shape_len) {
+  ModelBuilder m(13);
+  m.input("x", LOOM_DTYPE_FLOAT32, x_dims);
+  m.input("s", LOOM_DTYPE_INT64, {shape_len});
+  m.node(op, {"x", "s"}, {"y"}, "op_" + op);
+  m.output("y");
+  return m;
+}
+
+// Runs `model` on (x, s) for each hostile `s` (each must be refused naming the node), then on a
+// sane `s`, which must run.
+void expect_data_shapes_refused(const std::string& devices, const std::string& op,
+                                std::vector<int64_t> x_dims,
+                                std::vector<std::vector<int64_t>> hostile,
+                                std::vector<int64_t> sane) {
+  const auto len = static_cast<int64_t>(sane.size());
+  TestSession s = session_of(data_shaped_model(op, x_dims, len), devices, options_for(devices));
+  Tensor x = random_tensor(LOOM_DTYPE_FLOAT32, x_dims, 3);
+  const std::string node = "op_" + op;
+  for (const auto& shape : hostile) {
+    std::string what = op + " to [";
+    for (int64_t v : shape) what += std::to_string(v) + " ";
+    what += "]";
+    expect_refused(run_once(s.handle.get(), 1, {{"x", x}, {"s", int64_tensor({len}, shape)}}),
+                   node.c_str(), what);
+  }
+  Outcome ok = run_once(s.handle.get(), 1, {{"x", x}, {"s", int64_tensor({len}, sane)}});
+  EXPECT_EQ(ok.code, LOOM_OK) << op << " with a sane shape: " << ok.message;
+}
+
 std::vector<std::pair<std::string, Tensor>> loop_inputs() {
   return {{"x", float_tensor({1}, {1.0f})}};
 }
@@ -273,6 +315,152 @@ void expect_hostile_runtime_models_fail_cleanly(const std::string& devices) {
     expect_error(run_once(s.handle.get(), 1, in), LOOM_ERROR_LIMIT_EXCEEDED,
                  {"fill", "max_tensor_bytes"}, "ConstantOfShape, 4 TiB");
   }
+  // Each op family whose output size comes from the data: a size that wraps int64 and one that
+  // fits int64 but not memory, then a sane one.
+  constexpr int64_t k40 = int64_t{1} << 40, k62 = int64_t{1} << 62;
+  expect_data_shapes_refused(devices, "Expand", {1, 1}, {{k40, k40}, {int64_t{1} << 20, 1 << 20}},
+                             {3, 2});
+  expect_data_shapes_refused(devices, "Tile", {2, 1}, {{k62, k62}, {k40, 1}}, {2, 3});
+  expect_data_shapes_refused(devices, "Pad", {2}, {{k62, k62}, {k40, 0}, {-5, 0}}, {1, 2});
+  // An empty output with a huge extent elsewhere: no index maps for what has no elements.
+  expect_data_shapes_refused(devices, "Pad", {2, 0}, {{k62, 0, k62, 0}}, {k40, 0, 0, 0});
+  expect_data_shapes_refused(devices, "Reshape", {4}, {{k62 + 1, 4}, {-1, -1}}, {2, 2});
+
+  {  // Range: a count that does not fit int64, and one that fits but not memory.
+    ModelBuilder m(13);
+    m.input("a", LOOM_DTYPE_INT64, {});
+    m.input("b", LOOM_DTYPE_INT64, {});
+    m.input("d", LOOM_DTYPE_INT64, {});
+    m.node("Range", {"a", "b", "d"}, {"y"}, "count_up");
+    m.output("y");
+    TestSession s = session_of(m, devices, defaults);
+    auto range = [&](int64_t a, int64_t b, int64_t d) {
+      return run_once(s.handle.get(), 1,
+                      {{"a", int64_tensor({}, {a})},
+                       {"b", int64_tensor({}, {b})},
+                       {"d", int64_tensor({}, {d})}});
+    };
+    expect_refused(range(INT64_MIN, INT64_MAX, 1), "count_up", "Range over all of int64");
+    expect_refused(range(0, int64_t{1} << 60, 1), "count_up", "Range of 2^60 elements");
+    expect_refused(range(INT64_MAX, INT64_MIN, -1), "count_up", "Range down over all of int64");
+    EXPECT_EQ(range(0, 10, 3).code, LOOM_OK);
+  }
+  {  // Range on floats: a count of 1e60 is refused, not cast to int64 (undefined behaviour).
+    ModelBuilder m(13);
+    m.input("a", LOOM_DTYPE_FLOAT32, {});
+    m.input("b", LOOM_DTYPE_FLOAT32, {});
+    m.input("d", LOOM_DTYPE_FLOAT32, {});
+    m.node("Range", {"a", "b", "d"}, {"y"}, "count_up_f");
+    m.output("y");
+    TestSession s = session_of(m, devices, defaults);
+    auto range = [&](float a, float b, float d) {
+      return run_once(s.handle.get(), 1,
+                      {{"a", float_tensor({}, {a})},
+                       {"b", float_tensor({}, {b})},
+                       {"d", float_tensor({}, {d})}});
+    };
+    expect_refused(range(0.f, 1e30f, 1e-30f), "count_up_f", "float Range of 1e60 elements");
+    expect_refused(range(0.f, 1.f, 0.f), "count_up_f", "float Range with delta 0");
+    EXPECT_EQ(range(0.f, 1.f, 0.25f).code, LOOM_OK);
+  }
+  {  // OneHot: a depth from the data.
+    ModelBuilder m(11);
+    m.input("i", LOOM_DTYPE_INT64, {2});
+    m.input("depth", LOOM_DTYPE_INT64, {1});
+    m.initializer("values", float_tensor({2}, {0.f, 1.f}));
+    m.node("OneHot", {"i", "depth", "values"}, {"y"}, "hot");
+    m.output("y");
+    TestSession s = session_of(m, devices, defaults);
+    auto one_hot = [&](int64_t depth) {
+      return run_once(s.handle.get(), 1,
+                      {{"i", int64_tensor({2}, {0, 1})}, {"depth", int64_tensor({1}, {depth})}});
+    };
+    expect_refused(one_hot(k62), "hot", "OneHot of depth 2^62");
+    expect_refused(one_hot(k40), "hot", "OneHot of depth 2^40");
+    EXPECT_EQ(one_hot(4).code, LOOM_OK);
+  }
+  {  // Slice with extreme starts, ends and steps from the data: clamped without overflow (the
+     // element count of a naive ceil((end - start) / step) wraps), and a step of 0 refused.
+    ModelBuilder m(13);
+    m.input("x", LOOM_DTYPE_FLOAT32, {4});
+    m.input("starts", LOOM_DTYPE_INT64, {1});
+    m.input("ends", LOOM_DTYPE_INT64, {1});
+    m.initializer("axes", int64_tensor({1}, {0}));
+    m.input("steps", LOOM_DTYPE_INT64, {1});
+    m.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, "cut");
+    m.output("y");
+    TestSession s = session_of(m, devices, defaults);
+    auto slice = [&](int64_t a, int64_t b, int64_t d, std::vector<Tensor>* out) {
+      std::vector<std::pair<std::string, Tensor>> in = {{"x", float_tensor({4}, {1, 2, 3, 4})},
+                                                        {"starts", int64_tensor({1}, {a})},
+                                                        {"ends", int64_tensor({1}, {b})},
+                                                        {"steps", int64_tensor({1}, {d})}};
+      if (!out) return run_once(s.handle.get(), 1, in);
+      *out = s.run(in);
+      return Outcome{};
+    };
+    std::vector<Tensor> out;
+    slice(0, INT64_MAX, INT64_MAX, &out);
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].elements(), 1);
+    EXPECT_EQ(out[0].data<float>()[0], 1.f);
+    slice(INT64_MAX, INT64_MIN, INT64_MIN, &out);
+    ASSERT_EQ(out[0].elements(), 1);
+    EXPECT_EQ(out[0].data<float>()[0], 4.f);
+    slice(INT64_MIN, INT64_MAX, 3, &out);
+    ASSERT_EQ(out[0].elements(), 2);
+    EXPECT_EQ(out[0].data<float>()[1], 4.f);
+    expect_refused(slice(0, 4, 0, nullptr), "cut", "Slice with step 0");
+  }
+}
+
+void expect_long_subgraph_cancelled(const std::string& devices) {
+  // A chain of MatMuls by the identity: one subgraph on a device that takes the whole model, so
+  // only the device's own polling between its steps can end the run early. The rows (symbolic)
+  // are scaled until a run takes about 400 ms on this machine, whatever the device's speed.
+  constexpr int kNodes = 64, kWidth = 128;
+  ModelBuilder m(13);
+  m.input("x", LOOM_DTYPE_FLOAT32, {-1, kWidth});
+  std::vector<float> eye(kWidth * kWidth, 0.f);
+  for (int i = 0; i < kWidth; ++i) eye[static_cast<size_t>(i * kWidth + i)] = 1.f;
+  m.initializer("w", float_tensor({kWidth, kWidth}, eye));
+  std::string prev = "x";
+  for (int k = 0; k < kNodes; ++k) {
+    std::string out = k + 1 == kNodes ? "y" : "h" + std::to_string(k);
+    m.node("MatMul", {prev, "w"}, {out}, "mm" + std::to_string(k));
+    prev = out;
+  }
+  m.output("y");
+  loom_session_options_t o = options_for(devices);
+  o.no_fallback = 1;
+  TestSession s = session_of(m, devices, o);
+  auto inputs = [](int64_t rows) {
+    return std::vector<std::pair<std::string, Tensor>>{
+        {"x", random_tensor(LOOM_DTYPE_FLOAT32, {rows, kWidth}, 5)}};
+  };
+  int64_t rows = 64;
+  Outcome full;
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    run_once(s.handle.get(), 1, inputs(rows));  // compiles the plan of this shape
+    full = run_once(s.handle.get(), 1, inputs(rows));
+    ASSERT_EQ(full.code, LOOM_OK) << full.message;
+    if (full.ms >= 300 || rows >= (int64_t{1} << 16)) break;
+    rows = std::min<int64_t>(rows * std::max<int64_t>(2, static_cast<int64_t>(400 / (full.ms + 1))),
+                             int64_t{1} << 16);
+  }
+  std::printf("  %s: %lld rows run in %.1f ms\n", devices.c_str(), static_cast<long long>(rows),
+              full.ms);
+  const auto input = inputs(rows);  // made before the clock starts
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(full.ms / 10));
+    loom_session_cancel(s.handle.get());
+  });
+  Outcome cancelled = run_once(s.handle.get(), 1, input);
+  canceller.join();
+  expect_error(cancelled, LOOM_ERROR_CANCELLED, {"cancelled"}, "cancelled MatMul chain");
+  // Stopped within a few of its 64 steps of the cancel, not at the end of the subgraph (a
+  // ratio of two runs on the same machine, not a speed claim).
+  EXPECT_LT(cancelled.ms, full.ms * 0.6) << "the run went on after the cancel";
 }
 
 void expect_absurd_session_options_refused(const std::string& devices) {

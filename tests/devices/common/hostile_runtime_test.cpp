@@ -12,6 +12,10 @@ TEST(HostileRuntime, CpuEndsEachInAClearError) {
   expect_hostile_runtime_models_fail_cleanly("cpu");
 }
 
+TEST(HostileRuntime, CpuStopsALongSubgraphWhenCancelled) {
+  expect_long_subgraph_cancelled("cpu");
+}
+
 TEST(HostileRuntime, AbsurdSessionOptionsAreRefused) {
   expect_absurd_session_options_refused("cpu");
 }

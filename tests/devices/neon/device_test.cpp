@@ -52,6 +52,11 @@ TEST(NeonDevice, HostileRuntimeModelsEndInAClearError) {
   device_testing::expect_hostile_runtime_models_fail_cleanly("neon");
 }
 
+// neon polls the run's cancel flag and deadline before every step.
+TEST(NeonDevice, ALongSubgraphStopsWhenCancelled) {
+  device_testing::expect_long_subgraph_cancelled("neon");
+}
+
 TEST(NeonDevice, Fp16GemmKernelsWhereTheCpuHasThem) {
   RunOptions f16 = on_neon();
   f16.device_options = "precision=f16";

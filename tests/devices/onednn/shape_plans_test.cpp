@@ -21,6 +21,11 @@ TEST(OnednnHostileRuntime, EachEndsInAClearError) {
   expect_hostile_runtime_models_fail_cleanly("onednn");
 }
 
+// onednn polls the run's cancel flag and deadline before every primitive.
+TEST(OnednnHostileRuntime, ALongSubgraphStopsWhenCancelled) {
+  expect_long_subgraph_cancelled("onednn");
+}
+
 constexpr int64_t kK = 512, kN = 2048;  // 4 MiB of weights, which onednn copies per plan
 
 // x [N, 512] x w [512, 2048] -> Relu, with a symbolic N.

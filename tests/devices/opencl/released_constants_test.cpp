@@ -25,5 +25,11 @@ TEST(OpenclReleasedConstants, HostileRuntimeModelsEndInAClearError) {
   expect_hostile_runtime_models_fail_cleanly("opencl");
 }
 
+// opencl polls between chunks of kStepsPerPoll kernels, staying at most two chunks ahead.
+TEST(OpenclReleasedConstants, ALongSubgraphStopsWhenCancelled) {
+  LOOM_REQUIRE_OPENCL();
+  expect_long_subgraph_cancelled("opencl");
+}
+
 }  // namespace
 }  // namespace loom::device_testing

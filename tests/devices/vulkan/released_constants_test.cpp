@@ -25,5 +25,11 @@ TEST(VulkanReleasedConstants, HostileRuntimeModelsEndInAClearError) {
   expect_hostile_runtime_models_fail_cleanly("vulkan");
 }
 
+// vulkan submits its recorded segments of kStepsPerSegment steps one by one and polls between.
+TEST(VulkanReleasedConstants, ALongSubgraphStopsWhenCancelled) {
+  LOOM_SKIP_WITHOUT_VULKAN();
+  expect_long_subgraph_cancelled("vulkan");
+}
+
 }  // namespace
 }  // namespace loom::device_testing
