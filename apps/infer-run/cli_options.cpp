@@ -4,7 +4,9 @@
 #include <loom/loom.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
+#include <thread>
 
 #include "app_error.hpp"
 
@@ -143,7 +145,8 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
                  "gflops, transfer_gbps, transfer_latency_us or launch_us (repeatable)")
       ->type_name("DEVICE.KEY=VALUE")
       ->allow_extra_args(false);
-  app.add_option("--threads,-t", o.threads, "Threads per device (0: all cores)")
+  app.add_option("--threads,-t", o.threads,
+                 "Threads per device (0: all cores; at most the larger of 64 and 4 per core)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--plan-cache", o.plan_cache,
@@ -177,9 +180,15 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
                  "Runs before measuring (the first is reported apart as the first run)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--repeat,-r", o.repeat, "Timed runs")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  CLI::Option* repeat = app.add_option("--repeat,-r", o.repeat, "Timed runs")
+                            ->check(CLI::PositiveNumber)
+                            ->capture_default_str();
+  app.add_option("--time", o.time_s,
+                 "Timed runs for this many seconds instead of a count (at least one run); the "
+                 "report gives the throughput beside the latencies")
+      ->check(CLI::Range(0.001, 1e6))
+      ->type_name("SECONDS")
+      ->excludes(repeat);
   app.add_flag("--json", o.json, "Print one JSON object on stdout instead of text");
   app.add_option("--json-max-values", o.json_max_values,
                  "Leave out the values of outputs with more elements than this")
@@ -237,6 +246,15 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
   // f32 is every device's default, so it is passed only when asked for something else.
   if (precision != "f32")
     o.device_options += (o.device_options.empty() ? "" : ";") + ("precision=" + precision);
+  // The session's bound (core/src/session.cpp), checked before anything starts a thread: every
+  // device starts a pool of this many.
+  const int32_t max_threads =
+      std::max<int32_t>(64, 4 * static_cast<int32_t>(std::thread::hardware_concurrency()));
+  if (o.threads > max_threads)
+    throw AppError(kExitUsage,
+                   fmt::format("--threads {} is more than {}, the most a session takes (the "
+                               "larger of 64 and 4 per core of this machine; 0: one per core)",
+                               o.threads, max_threads));
   o.devices = normalize_device_list(o.devices);
   o.log_level = verbose ? LOOM_LOG_INFO : parse_log_level(log_level);
   if (o.model.empty() && !o.list_plugins && !o.list_devices)

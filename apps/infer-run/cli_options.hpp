@@ -35,6 +35,7 @@ struct Options {
   int64_t deadline_ms = 0;          // --deadline (0: none)
   int warmup = 0;
   int repeat = 1;
+  double time_s = 0;  // --time: timed runs for this many seconds instead of --repeat's count
   bool json = false;
   size_t json_max_values = 1000;
   bool explain = false;

@@ -16,6 +16,7 @@
 #include "cli_options.hpp"
 #include "input_feeds.hpp"
 #include "listings.hpp"
+#include "progress.hpp"
 #include "report.hpp"
 
 namespace loom::infer_run {
@@ -195,7 +196,10 @@ int run(int argc, char** argv) {
                                std::filesystem::exists(o.model, ec) ? "is not a regular file"
                                                                     : "does not exist"));
   loom::apps::ModelPtr model;
+  const bool show_progress = progress_enabled(o.json);
   try {
+    Progress progress("loading " + std::filesystem::path(o.model).filename().string(),
+                      show_progress);
     model = loom::apps::load_model(runtime.get(), o.model);
   } catch (const loom::apps::ApiError& e) {
     // The core's message usually names the file already; name it only when it does not.
@@ -237,6 +241,7 @@ int run(int argc, char** argv) {
   so.deadline_ms = o.deadline_ms;
   start = Clock::now();
   loom::apps::SessionPtr session = step(kExitRuntime, "cannot create a session", [&] {
+    Progress progress("creating the session (compiling for " + o.devices + ")", show_progress);
     return loom::apps::create_session(runtime.get(), model.get(), so);
   });
   report.session_ms = ms_since(start);
@@ -265,13 +270,17 @@ int run(int argc, char** argv) {
   report.outputs = run_once();
   report.first_run_ms = ms_since(start);
   for (int i = 1; i < o.warmup; ++i) run_once();
+  // --time: timed runs until that many seconds have passed (at least one), else --repeat runs.
   std::vector<double> samples;
-  for (int i = 0; i < o.repeat; ++i) {
+  const auto timed_start = Clock::now();
+  const auto time_up = timed_start + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(o.time_s));
+  for (int i = 0; o.time_s > 0 ? i == 0 || Clock::now() < time_up : i < o.repeat; ++i) {
     start = Clock::now();
     report.outputs = run_once();
     samples.push_back(ms_since(start));
   }
-  report.latency = summarize_latency(std::move(samples));
+  report.latency = summarize_latency(std::move(samples), ms_since(timed_start));
   report.planned_peak_bytes = loom_session_planned_peak_bytes(session.get());
   try {
     char* json = nullptr;

@@ -158,11 +158,15 @@ std::string format_json_report(const RunReport& r) {
   w.key("session_ms").value(r.session_ms);
   w.key("first_run_ms").value(r.first_run_ms);
   w.key("latency_ms").begin_object();
-  w.key("min").value(r.latency.min_ms).key("median").value(r.latency.median_ms);
-  w.key("p90").value(r.latency.p90_ms).key("max").value(r.latency.max_ms);
+  w.key("min").value(r.latency.min_ms).key("mean").value(r.latency.mean_ms);
+  w.key("stddev").value(r.latency.stddev_ms).key("median").value(r.latency.median_ms);
+  w.key("p90").value(r.latency.p90_ms).key("p99").value(r.latency.p99_ms);
+  w.key("max").value(r.latency.max_ms);
   w.key("runs").value(static_cast<uint64_t>(r.latency.runs));
   w.key("warmup").value(r.options->warmup);
+  w.key("wall").value(r.latency.wall_ms);
   w.end_object();
+  w.key("throughput_per_s").value(r.latency.throughput_per_s);
   w.key("plan");
   if (r.plan_json.empty())
     w.null();

@@ -63,11 +63,13 @@ std::string format_text_report(const RunReport& r) {
                        t.shape_string(), fmt::join(values, " "), more);
   }
   const LatencyStats& l = r.latency;
+  out += fmt::format("load {:.2f} ms, session {:.2f} ms, first run {:.2f} ms\n", r.load_ms,
+                     r.session_ms, r.first_run_ms);
   out += fmt::format(
-      "load {:.2f} ms, session {:.2f} ms, first run {:.2f} ms; latency over {} run{}: min "
-      "{:.3f} ms, median {:.3f} ms, p90 {:.3f} ms, max {:.3f} ms\n",
-      r.load_ms, r.session_ms, r.first_run_ms, l.runs, l.runs == 1 ? "" : "s", l.min_ms, l.median_ms, l.p90_ms,
-      l.max_ms);
+      "latency over {} run{}: min {:.3f} ms, mean {:.3f} ms (sd {:.3f}), median {:.3f} ms, p90 "
+      "{:.3f} ms, p99 {:.3f} ms, max {:.3f} ms; throughput {:.1f} inferences/s\n",
+      l.runs, l.runs == 1 ? "" : "s", l.min_ms, l.mean_ms, l.stddev_ms, l.median_ms, l.p90_ms,
+      l.p99_ms, l.max_ms, l.throughput_per_s);
   return out;
 }
 

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import onnx
@@ -347,6 +348,70 @@ def case_scheduler_flags(env):
                  "--dot", "cannot write")
     p = env.run(model, "--place", "Nothing=cpu")
     assert p.returncode == 0 and "placement 'Nothing=cpu' matches no node" in p.stderr, p.stderr
+
+
+def case_throughput_and_progress(env):
+    """--time, the latency and throughput statistics, the --threads cap, progress on a TTY."""
+    model = os.path.join(TESTDATA, "model.onnx")
+    # An absurd thread count is a usage error before any thread starts (it used to start
+    # tens of thousands of threads and hang).
+    started = time.monotonic()
+    expect_error(env.run(model, "--threads", "100000"), EXIT_USAGE, "--threads 100000",
+                 "the most a session takes")
+    assert time.monotonic() - started < 5, "the --threads check must come before any work"
+    expect_error(env.run(model, "--time", "1", "--repeat", "3"), EXIT_USAGE, "--time")
+    expect_error(env.run(model, "--time", "0"), EXIT_USAGE, "--time")
+
+    p = env.run(model, "--json", "--time", "0.3")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    lat = doc["latency_ms"]
+    assert lat["runs"] >= 1 and lat["wall"] >= 300 * 0.99, lat
+    assert 0 <= lat["min"] <= lat["median"] <= lat["p90"] <= lat["p99"] <= lat["max"], lat
+    assert lat["min"] <= lat["mean"] <= lat["max"] and lat["stddev"] >= 0, lat
+    expected = lat["runs"] * 1000.0 / lat["wall"]
+    assert abs(doc["throughput_per_s"] - expected) <= 1e-6 * expected, (doc, expected)
+    # The sum of the latencies fits in the wall time they were measured in.
+    assert lat["mean"] * lat["runs"] <= lat["wall"] * 1.001, lat
+
+    p = env.run(model, "--repeat", "5")
+    assert p.returncode == 0, p.stderr
+    assert "latency over 5 runs" in p.stdout and "p99" in p.stdout, p.stdout
+    assert "inferences/s" in p.stdout, p.stdout
+    assert "loading" not in p.stderr, "no progress when stderr is not a terminal: " + p.stderr
+
+    # On a terminal, loading and session creation show a line redrawn in place, erased at the
+    # end (INFER_RUN_PROGRESS_DELAY_MS=0: shown however fast the step); never with --json.
+    def on_tty(*argv):
+        import pty
+        master, slave = pty.openpty()
+        cmd = [env.exe, "--plugin", env.plugin_dir, *argv]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL,
+                                env=dict(os.environ, LOOM_PLUGIN_PATH="",
+                                         INFER_RUN_PROGRESS_DELAY_MS="0"))
+        os.close(slave)
+        out, _ = proc.communicate(timeout=60)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            err += chunk
+        os.close(master)
+        assert proc.returncode == 0, err
+        return out.decode(), err.decode()
+
+    out, err = on_tty(model)
+    assert "\rinfer-run: loading model.onnx... " in err, repr(err)
+    assert "creating the session (compiling for cpu)" in err, repr(err)
+    assert err.endswith("\r\x1b[K"), "the progress line must be erased: " + repr(err)
+    assert "latency over" in out, out
+    out, err = on_tty(model, "--json")
+    assert err == "", "no progress with --json: " + repr(err)
+    json.loads(out)
 
 
 def main():
