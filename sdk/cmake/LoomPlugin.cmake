@@ -51,8 +51,13 @@ function(loom_add_plugin NAME)
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
   target_link_libraries(${target} PRIVATE ${sdk_target})
-  target_link_options(${target} PRIVATE "LINKER:--exclude-libs,ALL" "LINKER:--no-undefined"
+  target_link_options(${target} PRIVATE "LINKER:--exclude-libs,ALL"
     "LINKER:--version-script=${_LOOM_PLUGIN_CMAKE_DIR}/loom_plugin.map")
+  # Every undefined symbol must come from the plugin's own libraries, except in the Loom fuzz
+  # build (LOOM_LINK_NO_UNDEFINED OFF), whose plugins take the ASan runtime from the executable.
+  if(NOT DEFINED LOOM_LINK_NO_UNDEFINED OR LOOM_LINK_NO_UNDEFINED)
+    target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+  endif()
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${_LOOM_PLUGIN_CMAKE_DIR}/loom_plugin.map")
 
   if(CMAKE_NM)
