@@ -1,0 +1,499 @@
+// loom._loom: the nanobind extension under the Python package `loom` (apps/python/src/loom).
+//
+// A thin layer over the public C API (loom/loom.h) and nothing else: the Python side
+// (_session.py) maps onnxruntime-shaped arguments and NumPy dtypes onto what this module takes.
+// Inputs are borrowed for the call (no copy: the core reads the NumPy buffers); outputs are NumPy
+// arrays over the buffers the core allocated, owned by a capsule that releases the loom_value_t
+// when the last array of the value dies. The GIL is released while the core loads plugins, loads
+// a model, creates a session and runs.
+#include <loom/loom.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+// A failed loom call: turned into the Python class registered for its code (loom._errors).
+struct LoomFailure {
+  int code;
+  std::string message;
+};
+
+PyObject* g_error_classes = nullptr;  // dict code -> exception class, set by _set_error_classes
+
+void check(loom_status_t* status) {
+  if (!status) return;
+  LoomFailure failure{static_cast<int>(loom_status_code(status)),
+                      loom_status_message(status) ? loom_status_message(status) : ""};
+  loom_status_free(status);
+  throw failure;
+}
+
+std::string take_string(char* text) {
+  std::string s = text ? text : "";
+  loom_string_free(text);
+  return s;
+}
+
+struct RuntimeDeleter {
+  void operator()(loom_runtime_t* r) const { loom_runtime_destroy(r); }
+};
+using RuntimePtr = std::shared_ptr<loom_runtime_t>;
+
+class Runtime {
+ public:
+  Runtime(const std::vector<std::string>& plugin_paths, bool use_env_path, bool use_default_paths,
+          int log_level, bool isolate_plugin_probe, int allow_newer_opsets) {
+    std::vector<const char*> paths;
+    for (const auto& p : plugin_paths) paths.push_back(p.c_str());
+    loom_runtime_options_t o{};
+    o.struct_size = sizeof o;
+    o.num_plugin_paths = paths.size();
+    o.plugin_paths = paths.data();
+    o.use_env_path = use_env_path;
+    o.use_default_paths = use_default_paths;
+    o.log_level = static_cast<loom_log_level_t>(log_level);
+    o.isolate_plugin_probe = isolate_plugin_probe;
+    o.allow_newer_opsets = allow_newer_opsets;
+    loom_runtime_t* rt = nullptr;
+    loom_status_t* status;
+    {
+      nb::gil_scoped_release release;
+      status = loom_runtime_create(&o, &rt);
+    }
+    check(status);
+    runtime_ = RuntimePtr(rt, RuntimeDeleter{});
+  }
+
+  nb::list plugins() const {
+    nb::list out;
+    size_t n = loom_runtime_num_plugins(runtime_.get());
+    for (size_t i = 0; i < n; ++i) {
+      loom_plugin_record_t r{};
+      r.struct_size = sizeof r;
+      check(loom_runtime_plugin(runtime_.get(), i, &r));
+      nb::dict d;
+      d["path"] = r.path ? r.path : "";
+      d["loaded"] = r.loaded;
+      d["explicit"] = r.explicit_request;
+      d["name"] = r.name ? r.name : "";
+      d["version"] = r.version ? r.version : "";
+      d["abi_version"] = r.abi_version;
+      d["registered"] = r.registered ? r.registered : "";
+      d["error"] = r.error ? r.error : "";
+      d["warnings"] = r.warnings ? r.warnings : "";
+      out.append(d);
+    }
+    return out;
+  }
+
+  nb::list devices() const {
+    nb::list out;
+    loom_runtime_list_devices(
+        runtime_.get(),
+        [](void* user, const char* family, const loom_device_info_t* info) {
+          nb::dict d;
+          d["family"] = family ? family : "";
+          d["name"] = info->name;
+          d["description"] = info->description;
+          d["available"] = info->available;
+          d["unavailable_reason"] = info->unavailable_reason;
+          d["host_memory"] = (info->flags & LOOM_DEVICE_HOST_MEMORY) != 0;
+          static_cast<nb::list*>(user)->append(d);
+        },
+        &out);
+    return out;
+  }
+
+  const RuntimePtr& get() const { return runtime_; }
+
+ private:
+  RuntimePtr runtime_;
+};
+
+// One graph input or output as the model declares it (copied: the model is freed once the
+// session exists).
+struct IoInfo {
+  std::string name;
+  int dtype = 0;
+  int kind = 0;
+  int rank = -1;
+  std::vector<int64_t> dims;
+  std::vector<std::optional<std::string>> dim_params;
+};
+
+IoInfo io_info(const loom_io_info_t& info, loom_value_kind_t kind) {
+  IoInfo out;
+  out.name = info.name ? info.name : "";
+  out.dtype = static_cast<int>(info.dtype);
+  out.kind = static_cast<int>(kind);
+  out.rank = info.rank;
+  for (int32_t d = 0; d < info.rank && d < LOOM_MAX_RANK; ++d) {
+    out.dims.push_back(info.dims[d]);
+    out.dim_params.push_back(info.dim_params[d] ? std::optional<std::string>(info.dim_params[d])
+                                                : std::nullopt);
+  }
+  return out;
+}
+
+struct ModelDeleter {
+  void operator()(loom_model_t* m) const { loom_model_free(m); }
+};
+
+// NumPy's view of an element type; BFLOAT16 travels as uint16 (NumPy has no bfloat16: the
+// Python side views it as ml_dtypes.bfloat16). STRING is handled apart.
+nb::dlpack::dtype numpy_dtype(loom_dtype_t dtype) {
+  using code = nb::dlpack::dtype_code;
+  auto make = [](code c, int bits) {
+    return nb::dlpack::dtype{static_cast<uint8_t>(c), static_cast<uint8_t>(bits), 1};
+  };
+  switch (dtype) {
+    case LOOM_DTYPE_FLOAT32:
+      return make(code::Float, 32);
+    case LOOM_DTYPE_FLOAT64:
+      return make(code::Float, 64);
+    case LOOM_DTYPE_FLOAT16:
+      return make(code::Float, 16);
+    case LOOM_DTYPE_BFLOAT16:
+    case LOOM_DTYPE_UINT16:
+      return make(code::UInt, 16);
+    case LOOM_DTYPE_UINT8:
+      return make(code::UInt, 8);
+    case LOOM_DTYPE_UINT32:
+      return make(code::UInt, 32);
+    case LOOM_DTYPE_UINT64:
+      return make(code::UInt, 64);
+    case LOOM_DTYPE_INT8:
+      return make(code::Int, 8);
+    case LOOM_DTYPE_INT16:
+      return make(code::Int, 16);
+    case LOOM_DTYPE_INT32:
+      return make(code::Int, 32);
+    case LOOM_DTYPE_INT64:
+      return make(code::Int, 64);
+    case LOOM_DTYPE_BOOL:
+      return make(code::Bool, 8);
+    case LOOM_DTYPE_COMPLEX64:
+      return make(code::Complex, 64);
+    case LOOM_DTYPE_COMPLEX128:
+      return make(code::Complex, 128);
+    default:
+      throw nb::type_error(("an output of type " + std::string(loom_dtype_name(dtype)) +
+                            " cannot be handed to NumPy")
+                               .c_str());
+  }
+}
+
+using Bytes = nb::ndarray<const uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+// One input value as the Python side hands it over: (kind, has_value, elem_dtype, tensors),
+// each tensor (dtype, shape, data) with data a 1-D uint8 view of a C-contiguous array, or for
+// strings a list of bytes.
+struct InputValues {
+  std::vector<std::string> names;
+  std::vector<std::vector<loom_host_tensor_t>> tensors;
+  std::vector<std::vector<loom_string_t>> strings;  // per tensor of strings (buffers stay put)
+  std::vector<loom_value_t> values;
+  std::vector<nb::object> keep;  // the arrays and bytes the core reads, alive for the call
+};
+
+void fill_tensor(const std::string& name, nb::handle item, InputValues& in, loom_host_tensor_t& t) {
+  nb::tuple tensor = nb::cast<nb::tuple>(item);
+  if (tensor.size() != 3) throw nb::value_error("internal: a tensor is (dtype, shape, data)");
+  t.struct_size = sizeof t;
+  t.dtype = static_cast<loom_dtype_t>(nb::cast<int>(tensor[0]));
+  auto shape = nb::cast<std::vector<int64_t>>(tensor[1]);
+  if (shape.size() > LOOM_MAX_RANK)
+    throw nb::value_error(("input '" + name + "' has rank " + std::to_string(shape.size()) +
+                           "; Loom takes at most " + std::to_string(LOOM_MAX_RANK))
+                              .c_str());
+  t.rank = static_cast<int32_t>(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) t.dims[d] = shape[d];
+  if (t.dtype == LOOM_DTYPE_STRING) {
+    nb::list items = nb::cast<nb::list>(tensor[2]);
+    auto& strings = in.strings.emplace_back();
+    strings.reserve(items.size());
+    for (nb::handle s : items) {
+      nb::bytes b = nb::cast<nb::bytes>(s);
+      strings.push_back(loom_string_t{b.c_str(), b.size()});
+      in.keep.push_back(b);
+    }
+    t.data = strings.data();
+    t.byte_size = strings.size() * sizeof(loom_string_t);
+  } else {
+    Bytes data = nb::cast<Bytes>(tensor[2]);
+    t.data = const_cast<uint8_t*>(data.data());  // borrowed, read only by the core
+    t.byte_size = data.shape(0);
+    in.keep.push_back(nb::borrow(tensor[2]));
+  }
+}
+
+void release_value(loom_value_t* v) {
+  loom_value_release(v);
+  delete v;
+}
+using ValuePtr = std::shared_ptr<loom_value_t>;
+
+// (dtype, NumPy array over tensor `index` of `value`, no copy); strings come back as
+// (dtype, (shape, [bytes])).
+nb::object output_tensor(const ValuePtr& value, size_t index) {
+  const loom_host_tensor_t& t = value->tensors[index];
+  std::vector<size_t> shape;
+  for (int32_t d = 0; d < t.rank; ++d) shape.push_back(static_cast<size_t>(t.dims[d]));
+  if (t.dtype == LOOM_DTYPE_STRING) {
+    nb::list items;
+    size_t count = t.byte_size / sizeof(loom_string_t);
+    const auto* strings = static_cast<const loom_string_t*>(t.data);
+    for (size_t i = 0; i < count; ++i) items.append(nb::bytes(strings[i].data, strings[i].size));
+    return nb::make_tuple(static_cast<int>(t.dtype), nb::make_tuple(nb::cast(shape), items));
+  }
+  nb::dlpack::dtype dtype = numpy_dtype(t.dtype);
+  // The capsule holds the value alive: its buffers go back to the core with the last array.
+  auto* owner = new ValuePtr(value);
+  nb::capsule capsule(owner, [](void* p) noexcept { delete static_cast<ValuePtr*>(p); });
+  static uint8_t empty[16];  // NumPy wants a pointer even for an empty tensor
+  void* data = t.data ? t.data : empty;
+  nb::ndarray<nb::numpy> array(data, shape.size(), shape.data(), capsule, nullptr, dtype);
+  return nb::make_tuple(static_cast<int>(t.dtype), array.cast());
+}
+
+class Session {
+ public:
+  Session(const Runtime& runtime, const std::string& path, const std::string& devices, int threads,
+          bool no_fallback, const std::string& device_options, const std::string& placements,
+          const std::string& cost_model, const std::string& shape_overrides,
+          int64_t plan_cache_entries, int64_t plan_cache_bytes, int64_t max_tensor_bytes,
+          int64_t max_run_bytes, int64_t max_loop_iterations, int64_t deadline_ms)
+      : runtime_(runtime.get()) {
+    std::unique_ptr<loom_model_t, ModelDeleter> model;
+    {
+      loom_model_t* m = nullptr;
+      loom_status_t* status;
+      {
+        nb::gil_scoped_release release;
+        status = loom_model_load(runtime_.get(), path.c_str(), &m);
+      }
+      check(status);
+      model.reset(m);
+    }
+    for (size_t i = 0; i < loom_model_num_inputs(model.get()); ++i) {
+      loom_io_info_t info{};
+      info.struct_size = sizeof info;
+      check(loom_model_input(model.get(), i, &info));
+      inputs_.push_back(io_info(info, loom_model_input_kind(model.get(), i)));
+    }
+    for (size_t i = 0; i < loom_model_num_outputs(model.get()); ++i) {
+      loom_io_info_t info{};
+      info.struct_size = sizeof info;
+      check(loom_model_output(model.get(), i, &info));
+      outputs_.push_back(io_info(info, loom_model_output_kind(model.get(), i)));
+    }
+    format_ = loom_model_format(model.get()) ? loom_model_format(model.get()) : "";
+    for (size_t i = 0; i < loom_model_num_metadata(model.get()); ++i) {
+      const char* key = nullptr;
+      const char* value = nullptr;
+      loom_model_metadata(model.get(), i, &key, &value);
+      metadata_.emplace_back(key ? key : "", value ? value : "");
+    }
+
+    loom_session_options_t so{};
+    so.struct_size = sizeof so;
+    so.devices = devices.c_str();
+    so.threads = threads;
+    so.no_fallback = no_fallback;
+    so.device_options = device_options.c_str();
+    so.placements = placements.c_str();
+    so.cost_model = cost_model.c_str();
+    so.shape_overrides = shape_overrides.c_str();
+    so.plan_cache_entries = plan_cache_entries;
+    so.plan_cache_bytes = plan_cache_bytes;
+    so.max_tensor_bytes = max_tensor_bytes;
+    so.max_run_bytes = max_run_bytes;
+    so.max_loop_iterations = max_loop_iterations;
+    so.deadline_ms = deadline_ms;
+    loom_status_t* status;
+    {
+      nb::gil_scoped_release release;
+      status = loom_session_create(runtime_.get(), model.get(), &so, &session_);
+      // The session holds its own reference: without ours the weights its devices copied at
+      // compile are not held twice.
+      model.reset();
+    }
+    check(status);
+  }
+  ~Session() {
+    if (session_) loom_session_destroy(session_);
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const std::vector<IoInfo>& inputs() const { return inputs_; }
+  const std::vector<IoInfo>& outputs() const { return outputs_; }
+  const std::string& format() const { return format_; }
+  const std::vector<std::pair<std::string, std::string>>& metadata() const { return metadata_; }
+
+  // names[i] gets values[i] = (kind, has_value, elem_dtype, [(dtype, shape, data), ...]).
+  // Returns one (kind, has_value, [(dtype, array or (shape, [bytes]))]) per output, in model
+  // order.
+  nb::list run(const std::vector<std::string>& names, const nb::list& values) {
+    if (names.size() != values.size()) throw nb::value_error("internal: names and values differ");
+    InputValues in;
+    in.names = names;
+    in.tensors.resize(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      nb::tuple v = nb::cast<nb::tuple>(values[i]);
+      if (v.size() != 4) throw nb::value_error("internal: a value is (kind, has_value, dtype, [])");
+      nb::list tensors = nb::cast<nb::list>(v[3]);
+      auto& ts = in.tensors[i];
+      ts.resize(tensors.size());
+      for (size_t k = 0; k < tensors.size(); ++k) fill_tensor(names[i], tensors[k], in, ts[k]);
+      loom_value_t value{};
+      value.struct_size = sizeof value;
+      value.kind = static_cast<loom_value_kind_t>(nb::cast<int>(v[0]));
+      value.has_value = nb::cast<bool>(v[1]);
+      value.elem_dtype = static_cast<loom_dtype_t>(nb::cast<int>(v[2]));
+      value.num_tensors = ts.size();
+      value.tensors = ts.empty() ? nullptr : ts.data();
+      in.values.push_back(value);
+    }
+    std::vector<const char*> cnames;
+    for (const auto& n : in.names) cnames.push_back(n.c_str());
+    std::vector<loom_value_t> outs(outputs_.size());
+    for (auto& o : outs) o.struct_size = sizeof o;
+    loom_status_t* status;
+    {
+      nb::gil_scoped_release release;
+      status = loom_session_run_values(session_, cnames.size(), cnames.data(), in.values.data(),
+                                       outs.size(), outs.data());
+    }
+    check(status);
+    // Every output is owned from here on, even if handing one to NumPy fails.
+    std::vector<ValuePtr> owned;
+    for (auto& o : outs) owned.emplace_back(new loom_value_t(o), release_value);
+    nb::list result;
+    for (const ValuePtr& value : owned) {
+      nb::list arrays;
+      for (size_t k = 0; k < value->num_tensors; ++k) arrays.append(output_tensor(value, k));
+      result.append(nb::make_tuple(static_cast<int>(value->kind), value->has_value, arrays));
+    }
+    return result;
+  }
+
+  void cancel() { loom_session_cancel(session_); }
+
+  std::string explain() {
+    char* text = nullptr;
+    check(loom_session_explain(session_, &text));
+    return take_string(text);
+  }
+  std::string plan_json() {
+    char* text = nullptr;
+    check(loom_session_plan_json(session_, &text));
+    return take_string(text);
+  }
+  std::string plan_dot() {
+    char* text = nullptr;
+    check(loom_session_plan_dot(session_, &text));
+    return take_string(text);
+  }
+  size_t planned_peak_bytes() const { return loom_session_planned_peak_bytes(session_); }
+  nb::dict plan_cache_stats() {
+    loom_plan_cache_stats_t s{};
+    s.struct_size = sizeof s;
+    check(loom_session_plan_cache_stats(session_, &s));
+    nb::dict d;
+    d["entries"] = s.entries;
+    d["bytes"] = s.bytes;
+    d["capacity_entries"] = s.capacity_entries;
+    d["capacity_bytes"] = s.capacity_bytes;
+    d["hits"] = s.hits;
+    d["misses"] = s.misses;
+    d["evictions"] = s.evictions;
+    return d;
+  }
+
+ private:
+  RuntimePtr runtime_;  // outlives the session
+  loom_session_t* session_ = nullptr;
+  std::vector<IoInfo> inputs_, outputs_;
+  std::string format_;
+  std::vector<std::pair<std::string, std::string>> metadata_;
+};
+
+}  // namespace
+
+NB_MODULE(_loom, m) {
+  m.doc() = "Loom's C API (loom/loom.h) for the Python package loom; use `import loom`";
+
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const LoomFailure& f) {
+      PyObject* cls = nullptr;
+      if (g_error_classes) {
+        nb::object key = nb::int_(f.code);
+        cls = PyDict_GetItem(g_error_classes, key.ptr());  // borrowed
+      }
+      PyErr_SetString(cls ? cls : PyExc_RuntimeError, f.message.c_str());
+    }
+  });
+
+  m.def("_set_error_classes", [](nb::dict classes) {
+    Py_XDECREF(g_error_classes);
+    g_error_classes = classes.ptr();
+    Py_INCREF(g_error_classes);  // kept for the life of the process
+  });
+  m.def("version", [] { return std::string(loom_version()); });
+  m.def("dtype_name",
+        [](int dtype) { return std::string(loom_dtype_name(static_cast<loom_dtype_t>(dtype))); });
+  m.def("dtype_size", [](int dtype) { return loom_dtype_size(static_cast<loom_dtype_t>(dtype)); });
+
+  nb::class_<Runtime>(m, "Runtime")
+      .def(nb::init<const std::vector<std::string>&, bool, bool, int, bool, int>(),
+           nb::arg("plugin_paths"), nb::arg("use_env_path"), nb::arg("use_default_paths"),
+           nb::arg("log_level"), nb::arg("isolate_plugin_probe"), nb::arg("allow_newer_opsets"))
+      .def("plugins", &Runtime::plugins)
+      .def("devices", &Runtime::devices);
+
+  nb::class_<IoInfo>(m, "IoInfo")
+      .def_ro("name", &IoInfo::name)
+      .def_ro("dtype", &IoInfo::dtype)
+      .def_ro("kind", &IoInfo::kind)
+      .def_ro("rank", &IoInfo::rank)
+      .def_ro("dims", &IoInfo::dims)
+      .def_ro("dim_params", &IoInfo::dim_params);
+
+  nb::class_<Session>(m, "Session")
+      .def(nb::init<const Runtime&, const std::string&, const std::string&, int, bool,
+                    const std::string&, const std::string&, const std::string&, const std::string&,
+                    int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>(),
+           nb::arg("runtime"), nb::arg("path"), nb::arg("devices"), nb::arg("threads"),
+           nb::arg("no_fallback"), nb::arg("device_options"), nb::arg("placements"),
+           nb::arg("cost_model"), nb::arg("shape_overrides"), nb::arg("plan_cache_entries"),
+           nb::arg("plan_cache_bytes"), nb::arg("max_tensor_bytes"), nb::arg("max_run_bytes"),
+           nb::arg("max_loop_iterations"), nb::arg("deadline_ms"))
+      .def("inputs", &Session::inputs)
+      .def("outputs", &Session::outputs)
+      .def("format", &Session::format)
+      .def("metadata", &Session::metadata)
+      .def("run", &Session::run, nb::arg("names"), nb::arg("values"))
+      .def("cancel", &Session::cancel)
+      .def("explain", &Session::explain)
+      .def("plan_json", &Session::plan_json)
+      .def("plan_dot", &Session::plan_dot)
+      .def("planned_peak_bytes", &Session::planned_peak_bytes)
+      .def("plan_cache_stats", &Session::plan_cache_stats);
+}
