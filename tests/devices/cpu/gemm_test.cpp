@@ -59,11 +59,22 @@ TEST(GemmRoutine, MatchesNaiveForOddShapesTransposesAndStrides) {
     bool ta, tb;
     float alpha, beta;
   };
-  const Case cases[] = {{1, 1, 1, false, false, 1, 0},        {7, 5, 3, false, false, 1, 0},
-                        {13, 17, 300, true, false, 0.5f, 1},  {33, 65, 19, false, true, 2, -1},
-                        {97, 130, 257, true, true, 1, 0.25f}, {1, 300, 40, false, false, 1, 1},
-                        {300, 1, 40, false, true, 1, 0},      {6, 16, 1, false, false, 1, 0},
-                        {200, 70, 600, false, false, 1, 0}};
+  const Case cases[] = {{1, 1, 1, false, false, 1, 0},
+                        {7, 5, 3, false, false, 1, 0},
+                        {13, 17, 300, true, false, 0.5f, 1},
+                        {33, 65, 19, false, true, 2, -1},
+                        {97, 130, 257, true, true, 1, 0.25f},
+                        {1, 300, 40, false, false, 1, 1},
+                        {300, 1, 40, false, true, 1, 0},
+                        {6, 16, 1, false, false, 1, 0},
+                        {200, 70, 600, false, false, 1, 0},
+                        // Few columns (the dot-product path): B plain and transposed, with
+                        // beta, and one more column than that path takes.
+                        {258, 5, 256, false, false, 1, 0},
+                        {64, 3, 100, false, true, 0.5f, 1},
+                        {9, 7, 33, false, false, 2, 0.5f},
+                        {9, 8, 33, false, false, 1, 0},
+                        {1, 40, 300, false, true, 1, 0}};
   unsigned seed = 1;
   for (const Case& cs : cases) {
     for (int threaded = 0; threaded < 2; ++threaded) {

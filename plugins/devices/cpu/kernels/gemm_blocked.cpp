@@ -148,6 +148,51 @@ void pack_b(bool trans, const T* b, size_t ldb, size_t p0, size_t kc, size_t j0,
   }
 }
 
+// Dot product of two contiguous rows with split accumulators (two vectors' worth), which the
+// compiler turns into vector multiply-adds without reassociating one running sum.
+template <typename T, bool Fma>
+LOOM_GEMM_INLINE T dot_body(const T* __restrict a, const T* __restrict b, size_t k) {
+  constexpr size_t kLanes = 32 / sizeof(T) * 2;
+  T lanes[kLanes] = {};
+  size_t p = 0;
+  for (; p + kLanes <= k; p += kLanes) {
+#pragma GCC unroll 16
+    for (size_t l = 0; l < kLanes; ++l) {
+      if constexpr (Fma)
+        lanes[l] = std::fma(a[p + l], b[p + l], lanes[l]);
+      else
+        lanes[l] += a[p + l] * b[p + l];
+    }
+  }
+  T sum = T(0);
+  for (; p < k; ++p) sum += a[p] * b[p];
+  for (size_t l = 0; l < kLanes; ++l) sum += lanes[l];
+  return sum;
+}
+
+template <typename T>
+using DotKernel = T (*)(const T* a, const T* b, size_t k);
+
+template <typename T>
+T dot_portable(const T* a, const T* b, size_t k) {
+  return dot_body<T, false>(a, b, k);
+}
+
+#ifdef LOOM_GEMM_HAVE_AVX2
+template <typename T>
+__attribute__((target("avx2,fma"))) T dot_avx2(const T* a, const T* b, size_t k) {
+  return dot_body<T, true>(a, b, k);
+}
+#endif
+
+template <typename T>
+DotKernel<T> dot_kernel() {
+#ifdef LOOM_GEMM_HAVE_AVX2
+  if (cpu_has_avx2_fma()) return &dot_avx2<T>;
+#endif
+  return &dot_portable<T>;
+}
+
 // Cache block sizes: an A block (MC x KC) stays in L2, a B panel (KC x NR) in L1.
 constexpr size_t kKC = 256;
 constexpr size_t kMC = 96;  // a multiple of every MR above
@@ -158,15 +203,34 @@ struct Problem {
   size_t m, n, k;
 };
 
+// All of alpha*op(A) packed once, block (p0 / kKC, i0 / kMC) at its own kKC x kMC slot, for
+// tasks that split N: each would otherwise pack the whole of A again for its few columns (a
+// convolution's weights, once per 16 output positions).
+template <typename T, size_t MR>
+std::unique_ptr<T[]> pack_all_a(const Problem& pr, const T* a, size_t lda, T alpha) {
+  const size_t i_blocks = (pr.m + kMC - 1) / kMC;
+  const size_t p_blocks = (pr.k + kKC - 1) / kKC;
+  std::unique_ptr<T[]> packed(new T[p_blocks * i_blocks * kKC * kMC]);
+  for (size_t pb = 0; pb < p_blocks; ++pb)
+    for (size_t ib = 0; ib < i_blocks; ++ib) {
+      const size_t p0 = pb * kKC, i0 = ib * kMC;
+      pack_a<T, MR>(pr.trans_a, a, lda, i0, std::min(kMC, pr.m - i0), p0, std::min(kKC, pr.k - p0),
+                    alpha, packed.get() + (pb * i_blocks + ib) * kKC * kMC);
+    }
+  return packed;
+}
+
 // Computes the C block rows [i_begin, i_end) x cols [j_begin, j_end) over the whole K.
+// `a_packed`: A as pack_all_a left it (then i_begin is 0), or null to pack here.
 template <typename T, size_t MR, size_t NR>
 void gemm_block(const Problem& pr, T alpha, const T* a, size_t lda, const T* b, size_t ldb, T beta,
                 T* c, size_t ldc, size_t i_begin, size_t i_end, size_t j_begin, size_t j_end,
-                MicroKernel<T> micro) {
+                MicroKernel<T> micro, const T* a_packed) {
   const size_t nc_max = std::min(kNC, (j_end - j_begin + NR - 1) / NR * NR);
   const size_t kc_max = std::min(kKC, pr.k);
+  const size_t i_blocks = (pr.m + kMC - 1) / kMC;
   std::unique_ptr<T[]> b_pack(new T[kc_max * nc_max]);
-  std::unique_ptr<T[]> a_pack(new T[kc_max * kMC]);
+  std::unique_ptr<T[]> a_pack(a_packed ? nullptr : new T[kc_max * kMC]);
   T tile[MR * NR];
   for (size_t j0 = j_begin; j0 < j_end; j0 += kNC) {
     const size_t nc = std::min(kNC, j_end - j0);
@@ -176,13 +240,15 @@ void gemm_block(const Problem& pr, T alpha, const T* a, size_t lda, const T* b, 
       pack_b<T, NR>(pr.trans_b, b, ldb, p0, kc, j0, nc, b_pack.get());
       for (size_t i0 = i_begin; i0 < i_end; i0 += kMC) {
         const size_t mc = std::min(kMC, i_end - i0);
-        pack_a<T, MR>(pr.trans_a, a, lda, i0, mc, p0, kc, alpha, a_pack.get());
+        const T* a_block =
+            a_packed ? a_packed + ((p0 / kKC) * i_blocks + i0 / kMC) * kKC * kMC : a_pack.get();
+        if (!a_packed) pack_a<T, MR>(pr.trans_a, a, lda, i0, mc, p0, kc, alpha, a_pack.get());
         for (size_t s = 0; s < nc; s += NR) {
           const size_t cols = std::min(NR, nc - s);
           const T* bp = b_pack.get() + s * kc;
           for (size_t r = 0; r < mc; r += MR) {
             const size_t rows = std::min(MR, mc - r);
-            const T* ap = a_pack.get() + r * kc;
+            const T* ap = a_block + r * kc;
             T* cp = c + (i0 + r) * ldc + j0 + s;
             if (rows == MR && cols == NR) {
               micro(kc, ap, bp, cp, ldc, block_beta);
@@ -230,20 +296,13 @@ void gemm_thin(const Problem& pr, T alpha, const T* a, size_t lda, const T* b, s
   // One dot product per output element; contiguous operands use split accumulators so the
   // compiler can vectorise without reassociating a single running sum.
   const bool contiguous = !pr.trans_a && pr.trans_b;
+  const DotKernel<T> dot = dot_kernel<T>();
   auto run = [&](size_t begin, size_t end) {
     for (size_t idx = begin; idx < end; ++idx) {
       const size_t i = pr.m == 1 ? 0 : idx, j = pr.m == 1 ? idx : 0;
       T sum = T(0);
       if (contiguous) {
-        constexpr size_t kLanes = 16;
-        const T* ar = a + i * lda;
-        const T* br = b + j * ldb;
-        T lanes[kLanes] = {};
-        size_t p = 0;
-        for (; p + kLanes <= pr.k; p += kLanes)
-          for (size_t l = 0; l < kLanes; ++l) lanes[l] += ar[p + l] * br[p + l];
-        for (; p < pr.k; ++p) sum += ar[p] * br[p];
-        for (size_t l = 0; l < kLanes; ++l) sum += lanes[l];
+        sum = dot(a + i * lda, b + j * ldb, pr.k);
       } else {
         for (size_t p = 0; p < pr.k; ++p) sum += opa(i, p) * opb(p, j);
       }
@@ -270,17 +329,58 @@ void gemm_blocked(const Problem& pr, T alpha, const T* a, size_t lda, const T* b
   const size_t other = split_n ? pr.m : pr.n;
   const size_t per_unit = std::max<size_t>(1, unit * other * pr.k);
   const size_t grain = std::max<size_t>(1, (size_t{1} << 16) / per_unit);
+  const bool tasks = parallel && units > grain;
+  // Tasks over N share one packing of A (read-only); a single task packs as it goes.
+  std::unique_ptr<T[]> a_packed;
+  if (tasks && split_n) a_packed = pack_all_a<T, MR>(pr, a, lda, alpha);
   auto run = [&](size_t u_begin, size_t u_end) {
     const size_t lo = u_begin * unit, hi = std::min(extent, u_end * unit);
     if (split_n)
-      gemm_block<T, MR, NR>(pr, alpha, a, lda, b, ldb, beta, c, ldc, 0, pr.m, lo, hi, micro);
+      gemm_block<T, MR, NR>(pr, alpha, a, lda, b, ldb, beta, c, ldc, 0, pr.m, lo, hi, micro,
+                            a_packed.get());
     else
-      gemm_block<T, MR, NR>(pr, alpha, a, lda, b, ldb, beta, c, ldc, lo, hi, 0, pr.n, micro);
+      gemm_block<T, MR, NR>(pr, alpha, a, lda, b, ldb, beta, c, ldc, lo, hi, 0, pr.n, micro,
+                            nullptr);
   };
-  if (parallel && units > grain)
+  if (tasks)
     parallel(units, grain, run);
   else
     run(0, units);
+}
+
+// Few columns of C (a strided 1-D convolution's handful of output positions, against hundreds
+// of filters): packing A and padding the micro-kernel's 16 columns would cost more than the
+// product. Each C element is one dot product of a row of A with a row of op(B)^T (copied
+// contiguous when B is not transposed: n * k values).
+constexpr size_t kDotMaxN = 8;
+
+template <typename T>
+void gemm_dots(const Problem& pr, T alpha, const T* a, size_t lda, const T* b, size_t ldb, T beta,
+               T* c, size_t ldc, const ParallelFor& parallel) {
+  std::vector<T> columns;
+  const T* bt = b;
+  size_t ldbt = ldb;
+  if (!pr.trans_b) {
+    columns.resize(pr.n * pr.k);
+    for (size_t p = 0; p < pr.k; ++p)
+      for (size_t j = 0; j < pr.n; ++j) columns[j * pr.k + p] = b[p * ldb + j];
+    bt = columns.data();
+    ldbt = pr.k;
+  }
+  const DotKernel<T> dot = dot_kernel<T>();
+  auto run = [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i)
+      for (size_t j = 0; j < pr.n; ++j) {
+        T& dst = c[i * ldc + j];
+        const T sum = alpha * dot(a + i * lda, bt + j * ldbt, pr.k);
+        dst = beta == T(0) ? sum : sum + beta * dst;
+      }
+  };
+  const size_t grain = std::max<size_t>(1, 16384 / std::max<size_t>(1, pr.n * pr.k));
+  if (parallel && pr.m > grain)
+    parallel(pr.m, grain, run);
+  else
+    run(0, pr.m);
 }
 
 template <typename T>
@@ -298,6 +398,8 @@ void gemm_any(bool trans_a, bool trans_b, size_t m, size_t n, size_t k, T alpha,
     return;
   }
   if (m == 1 || n == 1) return gemm_thin<T>(pr, alpha, a, lda, b, ldb, beta, c, ldc, parallel);
+  if (!trans_a && n < kDotMaxN)
+    return gemm_dots<T>(pr, alpha, a, lda, b, ldb, beta, c, ldc, parallel);
 #ifdef LOOM_GEMM_HAVE_AVX2
   if (cpu_has_avx2_fma())
     return gemm_blocked<T, kAvx2MR, kAvx2NR<T>>(pr, alpha, a, lda, b, ldb, beta, c, ldc, parallel,

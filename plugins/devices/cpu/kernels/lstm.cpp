@@ -14,13 +14,13 @@ template <typename Acc>
 void run_lstm(KernelContext& ctx, const rnn::RnnConfig& cfg, loom_dtype_t dtype) {
   const int64_t S = cfg.seq, N = cfg.batch, I = cfg.input, H = cfg.hidden, D = cfg.dirs;
   const bool input_forget = ctx.attrs().get_int("input_forget", 0) != 0;
-  auto X = rnn::read_input<Acc>(ctx, cfg, 0, "X", {S, N, I}, true);
-  auto W = rnn::read_input<Acc>(ctx, cfg, 1, "W", {D, 4 * H, I}, false);
-  auto R = rnn::read_input<Acc>(ctx, cfg, 2, "R", {D, 4 * H, H}, false);
-  auto B = rnn::read_input<Acc>(ctx, cfg, 3, "B", {D, 8 * H}, false);
+  auto X = rnn::read_input_view<Acc>(ctx, cfg, 0, "X", {S, N, I}, true);
+  auto W = rnn::read_input_view<Acc>(ctx, cfg, 1, "W", {D, 4 * H, I}, false);
+  auto R = rnn::read_input_view<Acc>(ctx, cfg, 2, "R", {D, 4 * H, H}, false);
+  auto B = rnn::read_input_view<Acc>(ctx, cfg, 3, "B", {D, 8 * H}, false);
   auto h_state = rnn::read_input<Acc>(ctx, cfg, 5, "initial_h", {D, N, H}, true);
   auto c_state = rnn::read_input<Acc>(ctx, cfg, 6, "initial_c", {D, N, H}, true);
-  auto P = rnn::read_input<Acc>(ctx, cfg, 7, "P", {D, 3 * H}, false);
+  auto P = rnn::read_input_view<Acc>(ctx, cfg, 7, "P", {D, 3 * H}, false);
 
   const ParallelFor parallel = parallel_for_of(ctx);
   std::vector<Acc> Y(static_cast<size_t>(S * D * N * H), Acc(0));

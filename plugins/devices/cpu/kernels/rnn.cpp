@@ -10,10 +10,10 @@ namespace {
 template <typename Acc>
 void run_rnn(KernelContext& ctx, const rnn::RnnConfig& cfg, loom_dtype_t dtype) {
   const int64_t S = cfg.seq, N = cfg.batch, I = cfg.input, H = cfg.hidden, D = cfg.dirs;
-  auto X = rnn::read_input<Acc>(ctx, cfg, 0, "X", {S, N, I}, true);
-  auto W = rnn::read_input<Acc>(ctx, cfg, 1, "W", {D, H, I}, false);
-  auto R = rnn::read_input<Acc>(ctx, cfg, 2, "R", {D, H, H}, false);
-  auto B = rnn::read_input<Acc>(ctx, cfg, 3, "B", {D, 2 * H}, false);
+  auto X = rnn::read_input_view<Acc>(ctx, cfg, 0, "X", {S, N, I}, true);
+  auto W = rnn::read_input_view<Acc>(ctx, cfg, 1, "W", {D, H, I}, false);
+  auto R = rnn::read_input_view<Acc>(ctx, cfg, 2, "R", {D, H, H}, false);
+  auto B = rnn::read_input_view<Acc>(ctx, cfg, 3, "B", {D, 2 * H}, false);
   auto h_state = rnn::read_input<Acc>(ctx, cfg, 5, "initial_h", {D, N, H}, true);
 
   const ParallelFor parallel = parallel_for_of(ctx);

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gemm.hpp"
@@ -133,6 +134,32 @@ std::vector<Acc> read_input(const KernelContext& ctx, const RnnConfig& cfg, size
     for (size_t j = 0; j < b; ++j)
       std::copy_n(v.begin() + (i * b + j) * rest, rest, out.begin() + (j * a + i) * rest);
   return out;
+}
+
+// A read-only input in layout 0 as Acc: the tensor's own memory when it already is that (the
+// common case: float weights and a layout-0 X), else a converted copy. Recurrent models of
+// streaming audio run once per chunk; copying W and R every run cost more than their math.
+template <typename Acc>
+struct InputData {
+  std::vector<Acc> owned;
+  const Acc* view = nullptr;
+  const Acc* data() const { return view; }
+};
+
+template <typename Acc>
+InputData<Acc> read_input_view(const KernelContext& ctx, const RnnConfig& cfg, size_t index,
+                               const char* name, const std::vector<int64_t>& expect,
+                               bool batch_major) {
+  const loom_tensor_t* t = ctx.input(index);
+  constexpr loom_dtype_t same =
+      std::is_same_v<Acc, double> ? LOOM_DTYPE_FLOAT64 : LOOM_DTYPE_FLOAT32;
+  const bool swap = batch_major && cfg.layout == 1;
+  if (t && t->dtype == same && !swap && misc::dims_of(*t) == expect)
+    return {{}, sdk::data_of<const Acc>(*t)};
+  InputData<Acc> copy;
+  copy.owned = read_input<Acc>(ctx, cfg, index, name, expect, batch_major);
+  copy.view = copy.owned.data();
+  return copy;
 }
 
 // Writes Y [seq, dirs, batch, H] (layout 1: [batch, seq, dirs, H]) if requested.
