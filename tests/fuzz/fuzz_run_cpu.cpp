@@ -61,6 +61,11 @@ int64_t small_dim(FDP& f) {
 
 Dims small_dims(FDP& f, int min_rank, int max_rank) {
   int rank = f.ConsumeIntegralInRange<int>(min_rank, max_rank);
+  // Sometimes a rank at LOOM_MAX_RANK (16) or past it: ops that add axes (Unsqueeze, OneHot,
+  // Expand) must refuse results of rank 17, not write past a dims array. Extents of 1 keep
+  // the tensor small; past 16 it can only be a constant (see tensor()).
+  if (f.ConsumeIntegral<uint8_t>() == 255)
+    return Dims(static_cast<size_t>(f.ConsumeIntegralInRange<int>(15, 18)), 1);
   Dims d(static_cast<size_t>(rank));
   for (auto& e : d) e = small_dim(f);
   return d;
@@ -284,7 +289,7 @@ std::string tensor(Case& c, FDP& f, const char* base, loom_dtype_t dtype, const 
   std::string name = c.name(base);
   std::vector<uint8_t> bytes = make_bytes(f, dtype, count_of(dims), fill);
   uint8_t how = f.ConsumeIntegral<uint8_t>();
-  if (may_be_constant && how >= 128) {
+  if ((may_be_constant && how >= 128) || dims.size() > LOOM_MAX_RANK) {
     auto* t = c.g->add_initializer();
     t->set_name(name);
     t->set_data_type(static_cast<int32_t>(dtype));
@@ -301,6 +306,13 @@ std::string tensor(Case& c, FDP& f, const char* base, loom_dtype_t dtype, const 
 
 std::string data(Case& c, FDP& f, loom_dtype_t dtype, const Dims& dims) {
   return tensor(c, f, "x", dtype, dims, Fill::kData);
+}
+
+// How many values a shape-like tensor holds: up to `most` usually, sometimes 15 to 18 (ranks at
+// and past LOOM_MAX_RANK).
+size_t shape_len(FDP& f, size_t most) {
+  if (f.ConsumeIntegral<uint8_t>() >= 250) return f.ConsumeIntegralInRange<size_t>(15, 18);
+  return f.ConsumeIntegralInRange<size_t>(0, most);
 }
 
 // A 1-D int64 tensor of `n` shape values (a target shape, pads, repeats...).
@@ -403,7 +415,7 @@ using Outputs = std::vector<std::string>;
 Outputs t_reshape(Case& c, FDP& f) {
   Dims d = small_dims(f, 0, 4);
   std::string x = data(c, f, any_type(f), d);
-  std::string s = shape_tensor(c, f, "shape", f.ConsumeIntegralInRange<size_t>(0, 5));
+  std::string s = shape_tensor(c, f, "shape", shape_len(f, 5));
   auto* n = node(c, "Reshape", {x, s}, {"y"});
   if (coin(f, 3)) attr_i(n, "allowzero", attr_int(f, 0, 1));
   return {"y"};
@@ -411,7 +423,7 @@ Outputs t_reshape(Case& c, FDP& f) {
 
 Outputs t_expand(Case& c, FDP& f) {
   std::string x = data(c, f, any_type(f), small_dims(f, 0, 3));
-  std::string s = shape_tensor(c, f, "shape", f.ConsumeIntegralInRange<size_t>(0, 5));
+  std::string s = shape_tensor(c, f, "shape", shape_len(f, 5));
   node(c, "Expand", {x, s}, {"y"});
   return {"y"};
 }
@@ -521,7 +533,7 @@ Outputs t_resize(Case& c, FDP& f) {
 }
 
 Outputs t_constant_of_shape(Case& c, FDP& f) {
-  std::string s = shape_tensor(c, f, "shape", f.ConsumeIntegralInRange<size_t>(0, 5));
+  std::string s = shape_tensor(c, f, "shape", shape_len(f, 5));
   auto* n = node(c, "ConstantOfShape", {s}, {"y"});
   if (coin(f)) {
     auto* a = n->add_attribute();
@@ -769,8 +781,7 @@ Outputs t_reduce(Case& c, FDP& f) {
   bool arg = op[0] == 'A';
   bool axes_input = std::string(op) == "ReduceSum" || c.opset >= 18;
   if (!arg && axes_input && coin(f))
-    in.push_back(tensor(c, f, "axes", LOOM_DTYPE_INT64,
-                        {static_cast<int64_t>(f.ConsumeIntegralInRange<size_t>(0, 4))},
+    in.push_back(tensor(c, f, "axes", LOOM_DTYPE_INT64, {static_cast<int64_t>(shape_len(f, 4))},
                         Fill::kIndex));
   auto* n = node(c, op, in, {"y"});
   if (coin(f)) attr_i(n, "keepdims", attr_int(f, 0, 1));
@@ -842,7 +853,7 @@ Outputs t_loop(Case& c, FDP& f) {
       break;
     default: {
       // Expand the carried value to a shape from the data (outer scope).
-      std::string s = shape_tensor(c, f, "shape", f.ConsumeIntegralInRange<size_t>(0, 3));
+      std::string s = shape_tensor(c, f, "shape", shape_len(f, 3));
       node(c, "Expand", {"v_in", s}, {"v_out"}, b);
       break;
     }
@@ -936,7 +947,7 @@ Outputs t_if(Case& c, FDP& f) {
   std::string cond =
       tensor(c, f, "cond", LOOM_DTYPE_BOOL, coin(f, 8) ? Dims{1} : Dims{}, Fill::kIndex);
   std::string x = data(c, f, LOOM_DTYPE_FLOAT32, small_dims(f, 0, 3));
-  std::string s = shape_tensor(c, f, "shape", f.ConsumeIntegralInRange<size_t>(0, 3));
+  std::string s = shape_tensor(c, f, "shape", shape_len(f, 3));
   auto* n = node(c, "If", {cond}, {"y"});
   const char* branches[] = {"then_branch", "else_branch"};
   for (const char* br : branches) {
@@ -1041,8 +1052,7 @@ Outputs t_squeeze(Case& c, FDP& f) {
   }
   std::vector<std::string> in = {x};
   if (op[0] == 'U' || coin(f))
-    in.push_back(tensor(c, f, "axes", LOOM_DTYPE_INT64,
-                        {static_cast<int64_t>(f.ConsumeIntegralInRange<size_t>(0, 4))},
+    in.push_back(tensor(c, f, "axes", LOOM_DTYPE_INT64, {static_cast<int64_t>(shape_len(f, 4))},
                         Fill::kIndex));
   node(c, op, in, {"y"});
   return {"y"};
