@@ -14,6 +14,8 @@
 #include <loom/arena_plan.hpp>
 #include <loom/host_memory.hpp>
 
+#include "shared_constants.hpp"
+
 namespace loom::onednn {
 
 using dt = dnnl::memory::data_type;
@@ -249,12 +251,19 @@ int Builder::constant_slot(const std::vector<float>& data, const std::vector<int
 
 int Builder::constant_slot(const void* data, const dnnl::memory::desc& src_md,
                            const dnnl::memory::desc& md) {
-  void* block = program_->constants->allocate(md.get_size());
-  dnnl::memory src(src_md, program_->engine, const_cast<void*>(data));
-  dnnl::memory dst(md, program_->engine, block);
-  omp_set_num_threads(program_->options.threads);
-  dnnl::reorder(src, dst).execute(program_->stream, src, dst);
-  program_->stream.wait();
+  // Shared with every other program that reordered the same bytes into the same layout (the
+  // plans of other input shapes, other sessions of the model): shared_constants.hpp.
+  std::shared_ptr<void> shared = shared_reordered_constant(
+      data, src_md, md, [&] { return program_->constants->allocate_shared(md.get_size()); },
+      [&](void* block) {
+        dnnl::memory src(src_md, program_->engine, const_cast<void*>(data));
+        dnnl::memory dst(md, program_->engine, block);
+        omp_set_num_threads(program_->options.threads);
+        dnnl::reorder(src, dst).execute(program_->stream, src, dst);
+        program_->stream.wait();
+      });
+  void* block = shared.get();
+  program_->shared_constants.push_back(std::move(shared));
   int s = new_slot(md, SlotKind::kConstant);
   program_->slots[s].constant = block;
   mem(s).set_data_handle(block);

@@ -97,6 +97,8 @@ class Program {
   std::vector<std::vector<int>> aliases;    // per root slot: alias slots sharing its bytes
   std::vector<HostBlock> owned;             // the arena
   std::unique_ptr<ConstantPool> constants;  // reordered weights, copies of Constant nodes
+  // Reordered weights this program uses, maybe made (in their pool) by another program.
+  std::vector<std::shared_ptr<void>> shared_constants;
   bool profile = false;
   std::vector<double> step_ms;
 };

@@ -36,11 +36,15 @@ HostBlock allocate_host_huge(size_t bytes, bool prefault) {
 }
 
 void* ConstantPool::allocate(size_t bytes) {
+  return allocate_shared(bytes).get();
+}
+
+std::shared_ptr<void> ConstantPool::allocate_shared(size_t bytes) {
   const size_t aligned = (bytes + 63) / 64 * 64;
   total_ += bytes;
   if (!huge_pages_ || total_ <= kHugePageBytes) {
     blocks_.push_back(allocate_host(bytes));
-    return blocks_.back().data();
+    return blocks_.back().owner;
   }
   if (aligned + 64 > left_) {
     // A new chunk: large, so that few constants straddle the end of one (BERT-base's 2.25 MiB
@@ -53,7 +57,7 @@ void* ConstantPool::allocate(size_t bytes) {
   void* p = cursor_;
   cursor_ += aligned;
   left_ -= aligned;
-  return p;
+  return std::shared_ptr<void>(blocks_.back().owner, p);  // keeps the whole chunk alive
 }
 
 }  // namespace loom::onednn

@@ -43,6 +43,9 @@ class ConstantPool {
  public:
   explicit ConstantPool(bool huge_pages) : huge_pages_(huge_pages) {}
   void* allocate(size_t bytes);
+  // The same, owning: the block (and the chunk it lies in) outlives the pool while the pointer
+  // lives, for constants other programs share (shared_constants.hpp).
+  std::shared_ptr<void> allocate_shared(size_t bytes);
   size_t bytes() const { return total_; }                 // asked for, without rounding
   size_t huge_page_bytes() const { return huge_total_; }  // of those, in huge-page chunks
 
