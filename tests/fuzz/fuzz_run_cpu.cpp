@@ -7,7 +7,8 @@
 // tensors that become shapes. The model goes through libloom's public C API exactly as an
 // application's would: written to a memfd, loaded by the ONNX format plugin, a session on the
 // cpu device under tight limits (1 thread, 64 MiB per tensor, 256 MiB per run, 10,000 Loop
-// iterations, a 2 s deadline), one run.
+// iterations, a 2 s deadline), one run (sometimes a second of the same inputs, which reuses the
+// plan and must end the same way).
 //
 // Oracle: no crash, ASan report, leak, uncaught exception or hang (libFuzzer's -timeout); every
 // failure status carries a non-empty one-line message; a successful run's outputs hold exactly
