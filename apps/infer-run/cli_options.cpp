@@ -189,6 +189,12 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
       ->check(CLI::Range(0.001, 1e6))
       ->type_name("SECONDS")
       ->excludes(repeat);
+  app.add_option("--concurrency", o.concurrency,
+                 "Sessions of the model running at once, each from a thread of its own, for "
+                 "throughput; --threads (or every core) is split between them")
+      ->check(CLI::Range(1, kMaxConcurrency))
+      ->type_name("N")
+      ->capture_default_str();
   app.add_flag("--json", o.json, "Print one JSON object on stdout instead of text");
   app.add_option("--json-max-values", o.json_max_values,
                  "Leave out the values of outputs with more elements than this")

@@ -10,6 +10,9 @@
 
 namespace loom::infer_run {
 
+// The most sessions --concurrency runs at once.
+inline constexpr int kMaxConcurrency = 64;
+
 struct Options {
   std::string model;
   std::vector<std::pair<std::string, std::string>> inputs;           // name, file
@@ -35,7 +38,8 @@ struct Options {
   int64_t deadline_ms = 0;          // --deadline (0: none)
   int warmup = 0;
   int repeat = 1;
-  double time_s = 0;  // --time: timed runs for this many seconds instead of --repeat's count
+  double time_s = 0;    // --time: timed runs for this many seconds instead of --repeat's count
+  int concurrency = 1;  // --concurrency: sessions running at once, each from its own thread
   bool json = false;
   size_t json_max_values = 1000;
   bool explain = false;

@@ -11,6 +11,7 @@
 #include <loom_apps/api.hpp>
 #include <loom_apps/npy.hpp>
 #include <set>
+#include <thread>
 
 #include "app_error.hpp"
 #include "cli_options.hpp"
@@ -18,6 +19,7 @@
 #include "listings.hpp"
 #include "progress.hpp"
 #include "report.hpp"
+#include "timed_runs.hpp"
 
 namespace loom::infer_run {
 namespace {
@@ -31,24 +33,27 @@ double ms_since(Clock::time_point start) {
 // SIGINT and SIGTERM cancel the run in progress (loom_session_cancel only bumps an atomic
 // counter, which a signal handler may do), so infer-run ends with the run's one-line error and
 // its exit code. The handler then restores the default action: a second signal kills at once.
-std::atomic<loom_session_t*> g_signal_session{nullptr};
+// With --concurrency every session's run is cancelled.
+std::atomic<loom_session_t*> g_signal_sessions[kMaxConcurrency] = {};
 
 void cancel_from_signal(int sig) {
-  if (loom_session_t* s = g_signal_session.load()) loom_session_cancel(s);
+  for (auto& session : g_signal_sessions)
+    if (loom_session_t* s = session.load()) loom_session_cancel(s);
   std::signal(sig, SIG_DFL);
 }
 
 class CancelOnSignal {
  public:
-  explicit CancelOnSignal(loom_session_t* session) {
-    g_signal_session.store(session);
+  explicit CancelOnSignal(const std::vector<loom::apps::SessionPtr>& sessions) {
+    for (size_t i = 0; i < sessions.size() && i < kMaxConcurrency; ++i)
+      g_signal_sessions[i].store(sessions[i].get());
     previous_int_ = std::signal(SIGINT, cancel_from_signal);
     previous_term_ = std::signal(SIGTERM, cancel_from_signal);
   }
   ~CancelOnSignal() {
     std::signal(SIGINT, previous_int_);
     std::signal(SIGTERM, previous_term_);
-    g_signal_session.store(nullptr);
+    for (auto& session : g_signal_sessions) session.store(nullptr);
   }
   CancelOnSignal(const CancelOnSignal&) = delete;
   CancelOnSignal& operator=(const CancelOnSignal&) = delete;
@@ -239,18 +244,35 @@ int run(int argc, char** argv) {
   so.max_run_bytes = o.max_run_bytes;
   so.max_loop_iterations = o.max_loop_iterations;
   so.deadline_ms = o.deadline_ms;
+  // --concurrency N: N sessions of the model, --threads (or every core) split between them.
+  // Devices that reorder weights share them between sessions (the onednn device does).
+  const int concurrency = o.concurrency;
+  if (concurrency > 1) {
+    const int budget = o.threads > 0
+                           ? o.threads
+                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    so.threads = std::max(1, budget / concurrency);
+  }
+  report.threads_per_session = so.threads;
   start = Clock::now();
-  loom::apps::SessionPtr session = step(kExitRuntime, "cannot create a session", [&] {
-    Progress progress("creating the session (compiling for " + o.devices + ")", show_progress);
-    return loom::apps::create_session(runtime.get(), model.get(), so);
+  std::vector<loom::apps::SessionPtr> sessions;
+  step(kExitRuntime, "cannot create a session", [&] {
+    Progress progress(concurrency > 1 ? fmt::format("creating {} sessions (compiling for {})",
+                                                    concurrency, o.devices)
+                                      : "creating the session (compiling for " + o.devices + ")",
+                      show_progress);
+    for (int i = 0; i < concurrency; ++i)
+      sessions.push_back(loom::apps::create_session(runtime.get(), model.get(), so));
+    return 0;
   });
+  loom_session_t* session = sessions.front().get();
   report.session_ms = ms_since(start);
   // The session keeps its own reference to what it runs. Without ours, the weights its
   // devices copied at compile (repacked for their kernels) are freed after the first run:
   // BERT-base's 418 MiB of weights are not held twice. `inputs` and `outputs` (whose names
   // the model owned) are only counted from here on.
   model.reset();
-  CancelOnSignal cancel_on_signal(session.get());
+  CancelOnSignal cancel_on_signal(sessions);
 
   std::vector<std::string> names;
   std::vector<const loom::apps::HostTensor*> tensors;
@@ -258,11 +280,13 @@ int run(int argc, char** argv) {
     names.push_back(feed.name);
     tensors.push_back(&feed.tensor);
   }
-  auto run_once = [&] {
+  auto run_on = [&](int i) {
     return step(kExitRuntime, "inference failed", [&] {
-      return loom::apps::run_session(session.get(), outputs.size(), names, tensors);
+      return loom::apps::run_session(sessions[static_cast<size_t>(i)].get(), outputs.size(), names,
+                                     tensors);
     });
   };
+  auto run_once = [&] { return run_on(0); };
   // The first run apart: it pays for whatever the session could not prepare at creation (a
   // plan for the shapes of a model with symbolic dimensions). It is the first warm-up run, or
   // one more run when there is none.
@@ -270,21 +294,20 @@ int run(int argc, char** argv) {
   report.outputs = run_once();
   report.first_run_ms = ms_since(start);
   for (int i = 1; i < o.warmup; ++i) run_once();
-  // --time: timed runs until that many seconds have passed (at least one), else --repeat runs.
-  std::vector<double> samples;
-  const auto timed_start = Clock::now();
-  const auto time_up = timed_start + std::chrono::duration_cast<Clock::duration>(
-                                         std::chrono::duration<double>(o.time_s));
-  for (int i = 0; o.time_s > 0 ? i == 0 || Clock::now() < time_up : i < o.repeat; ++i) {
-    start = Clock::now();
-    report.outputs = run_once();
-    samples.push_back(ms_since(start));
-  }
-  report.latency = summarize_latency(std::move(samples), ms_since(timed_start));
-  report.planned_peak_bytes = loom_session_planned_peak_bytes(session.get());
+  // The other sessions warm up as much (at least one run each: their plans are made then).
+  for (int i = 1; i < concurrency; ++i)
+    for (int w = 0; w < std::max(1, o.warmup); ++w) run_on(i);
+  // --time: timed runs until that many seconds have passed (at least one), else --repeat runs;
+  // with --concurrency from every session at once.
+  TimedRuns timed = run_timed(concurrency, o.repeat, o.time_s, [&](int i) {
+    auto produced = run_on(i);
+    if (i == 0) report.outputs = std::move(produced);
+  });
+  report.latency = summarize_latency(std::move(timed.samples_ms), timed.wall_ms);
+  report.planned_peak_bytes = loom_session_planned_peak_bytes(session);
   try {
     char* json = nullptr;
-    loom::apps::check(loom_session_plan_json(session.get(), &json));
+    loom::apps::check(loom_session_plan_json(session, &json));
     report.plan_json = loom::apps::take_string(json);
   } catch (const loom::apps::ApiError& e) {
     fmt::print(stderr, "infer-run: warning: no plan JSON: {}\n", e.what());
@@ -294,7 +317,7 @@ int run(int argc, char** argv) {
   if (o.explain) {
     char* text = nullptr;
     step(kExitRuntime, "--explain", [&] {
-      loom::apps::check(loom_session_explain(session.get(), &text));
+      loom::apps::check(loom_session_explain(session, &text));
       return 0;
     });
     fmt::print(o.json ? stderr : stdout, "{}\n", loom::apps::take_string(text));
@@ -302,7 +325,7 @@ int run(int argc, char** argv) {
   if (!o.dot_file.empty()) {
     char* dot = nullptr;
     step(kExitRuntime, "--dot", [&] {
-      loom::apps::check(loom_session_plan_dot(session.get(), &dot));
+      loom::apps::check(loom_session_plan_dot(session, &dot));
       return 0;
     });
     std::string text = loom::apps::take_string(dot);

@@ -20,10 +20,11 @@ struct RunReport {
   std::vector<std::string> output_names;
   std::vector<loom::apps::HostTensor> outputs;
   LatencyStats latency;
+  int32_t threads_per_session = 0;  // the session option (0: every core)
   double load_ms = 0;
   double session_ms = 0;    // session creation, compilation included where shapes are known
   double first_run_ms = 0;  // the first run, before the timed ones
-  std::string plan_json;  // from loom_session_plan_json; empty when unavailable
+  std::string plan_json;    // from loom_session_plan_json; empty when unavailable
   size_t planned_peak_bytes = 0;
 };
 

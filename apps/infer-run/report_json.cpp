@@ -167,6 +167,8 @@ std::string format_json_report(const RunReport& r) {
   w.key("wall").value(r.latency.wall_ms);
   w.end_object();
   w.key("throughput_per_s").value(r.latency.throughput_per_s);
+  w.key("concurrency").value(r.options->concurrency);
+  w.key("threads_per_session").value(r.threads_per_session);
   w.key("plan");
   if (r.plan_json.empty())
     w.null();

@@ -70,6 +70,9 @@ std::string format_text_report(const RunReport& r) {
       "{:.3f} ms, p99 {:.3f} ms, max {:.3f} ms; throughput {:.1f} inferences/s\n",
       l.runs, l.runs == 1 ? "" : "s", l.min_ms, l.mean_ms, l.stddev_ms, l.median_ms, l.p90_ms,
       l.p99_ms, l.max_ms, l.throughput_per_s);
+  if (r.options->concurrency > 1)
+    out += fmt::format("{} sessions ran at once, {} thread{} each\n", r.options->concurrency,
+                       r.threads_per_session, r.threads_per_session == 1 ? "" : "s");
   return out;
 }
 

@@ -374,6 +374,25 @@ def case_throughput_and_progress(env):
     # The sum of the latencies fits in the wall time they were measured in.
     assert lat["mean"] * lat["runs"] <= lat["wall"] * 1.001, lat
 
+    # --concurrency: sessions running at once from threads of their own, --threads split
+    # between them; every run counted once, the outputs those of a single session.
+    expect_error(env.run(model, "--concurrency", "0"), EXIT_USAGE, "--concurrency")
+    expect_error(env.run(model, "--concurrency", "65"), EXIT_USAGE, "--concurrency")
+    single = json.loads(env.run(model, "--json", "--seed", "3").stdout)
+    p = env.run(model, "--json", "--seed", "3", "--concurrency", "3", "--threads", "6",
+                "--repeat", "7")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["concurrency"] == 3 and doc["threads_per_session"] == 2, doc
+    assert doc["latency_ms"]["runs"] == 7, doc["latency_ms"]
+    assert doc["outputs"] == single["outputs"], "concurrent sessions must compute the same"
+    p = env.run(model, "--json", "--concurrency", "2", "--time", "0.2")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["latency_ms"]["runs"] >= 1 and doc["latency_ms"]["wall"] >= 200 * 0.99, doc
+    p = env.run(model, "--concurrency", "2", "--threads", "1")
+    assert p.returncode == 0 and "2 sessions ran at once, 1 thread each" in p.stdout, p.stdout
+
     p = env.run(model, "--repeat", "5")
     assert p.returncode == 0, p.stderr
     assert "latency over 5 runs" in p.stdout and "p99" in p.stdout, p.stdout
