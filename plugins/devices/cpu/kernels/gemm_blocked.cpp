@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "../kernel.hpp"
@@ -149,25 +150,29 @@ void pack_b(bool trans, const T* b, size_t ldb, size_t p0, size_t kc, size_t j0,
 }
 
 // Dot product of two contiguous rows with split accumulators (two vectors' worth), which the
-// compiler turns into vector multiply-adds without reassociating one running sum.
+// compiler turns into vector multiply-adds without reassociating one running sum. Floats
+// accumulate in double: this is the reference device, and a float sum of a few thousand
+// products that cancel (a classifier's logit) drifts by more than the tolerance the other
+// devices are held to against it.
 template <typename T, bool Fma>
 LOOM_GEMM_INLINE T dot_body(const T* __restrict a, const T* __restrict b, size_t k) {
-  constexpr size_t kLanes = 32 / sizeof(T) * 2;
-  T lanes[kLanes] = {};
+  using Acc = std::conditional_t<std::is_same_v<T, float>, double, T>;
+  constexpr size_t kLanes = 32 / sizeof(Acc) * 2;
+  Acc lanes[kLanes] = {};
   size_t p = 0;
   for (; p + kLanes <= k; p += kLanes) {
 #pragma GCC unroll 16
     for (size_t l = 0; l < kLanes; ++l) {
       if constexpr (Fma)
-        lanes[l] = std::fma(a[p + l], b[p + l], lanes[l]);
+        lanes[l] = std::fma(Acc(a[p + l]), Acc(b[p + l]), lanes[l]);
       else
-        lanes[l] += a[p + l] * b[p + l];
+        lanes[l] += Acc(a[p + l]) * Acc(b[p + l]);
     }
   }
-  T sum = T(0);
-  for (; p < k; ++p) sum += a[p] * b[p];
+  Acc sum = Acc(0);
+  for (; p < k; ++p) sum += Acc(a[p]) * Acc(b[p]);
   for (size_t l = 0; l < kLanes; ++l) sum += lanes[l];
-  return sum;
+  return T(sum);
 }
 
 template <typename T>
