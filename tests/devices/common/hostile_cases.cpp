@@ -379,6 +379,21 @@ void expect_hostile_runtime_models_fail_cleanly(const std::string& devices) {
     expect_refused(one_hot(k40), "hot", "OneHot of depth 2^40");
     EXPECT_EQ(one_hot(4).code, LOOM_OK);
   }
+  {  // OneHot of no indices (an empty inner axis) at depth 2^61: an empty output, at once (the
+     // kernel used to count to the depth for each outer index: the run-time fuzzer's timeout).
+    ModelBuilder m(11);
+    m.input("i", LOOM_DTYPE_INT64, {3, 0});
+    m.input("depth", LOOM_DTYPE_INT64, {1});
+    m.initializer("values", float_tensor({2}, {0.f, 1.f}));
+    m.node("OneHot", {"i", "depth", "values"}, {"y"}, "hot").i("axis", 1);
+    m.output("y");
+    TestSession s = session_of(m, devices, defaults);
+    Outcome o = run_once(
+        s.handle.get(), 1,
+        {{"i", int64_tensor({3, 0}, {})}, {"depth", int64_tensor({1}, {int64_t{1} << 61})}});
+    EXPECT_EQ(o.code, LOOM_OK) << o.message;
+    EXPECT_LT(o.ms, 5000.0) << "an empty OneHot must not count to its depth";
+  }
   {  // Slice with extreme starts, ends and steps from the data: clamped without overflow (the
      // element count of a naive ceil((end - start) / step) wraps), and a step of 0 refused.
     ModelBuilder m(13);
