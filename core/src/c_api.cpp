@@ -141,7 +141,22 @@ LOOM_API loom_status_t* loom_model_load(loom_runtime_t* runtime, const char* pat
   });
 }
 
+LOOM_API loom_status_t* loom_model_load_memory(loom_runtime_t* runtime, const void* data,
+                                               size_t size, const char* format,
+                                               const char* base_directory, loom_model_t** out) {
+  return guard_status([&] {
+    if (!runtime || !out || (!data && size))
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_model_load_memory: NULL argument");
+    auto m = std::make_unique<loom_model_t>();
+    m->model = loom::core::load_model_memory(runtime->impl, data, size, format ? format : "",
+                                             base_directory ? base_directory : "");
+    *out = m.release();
+  });
+}
+
 LOOM_API void loom_model_free(loom_model_t* model) { delete model; }
+
+LOOM_API int32_t loom_max_threads(void) { return loom::core::max_session_threads(); }
 
 LOOM_API loom_status_t* loom_model_simplify(loom_runtime_t* runtime, loom_model_t* model,
                                             loom_simplify_report_t* report) {
@@ -447,6 +462,47 @@ LOOM_API loom_status_t* loom_session_plan_cache_stats(loom_session_t* session,
     *stats = session->impl->plan_cache_stats();
   });
 }
+LOOM_API loom_status_t* loom_session_profile_start(loom_session_t* session, size_t max_events) {
+  return guard_status([&] {
+    if (!session) fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_session_profile_start: NULL session");
+    session->impl->profile_start(max_events);
+  });
+}
+LOOM_API void loom_session_profile_stop(loom_session_t* session) {
+  if (session) session->impl->profile_stop();
+}
+LOOM_API size_t loom_session_profile_events(loom_session_t* session,
+                                            void (*fn)(void* user,
+                                                       const loom_profile_event_t* event),
+                                            void* user) {
+  if (!session || !fn) return 0;
+  auto profiler = session->impl->profiler();
+  if (!profiler) return 0;
+  return profiler->events([&](const loom_profile_event_t& e) { fn(user, &e); });
+}
+LOOM_API loom_status_t* loom_session_profile_trace(loom_session_t* session, char** json) {
+  return guard_status([&] {
+    if (!session || !json)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_session_profile_trace: NULL argument");
+    auto profiler = session->impl->profiler();
+    if (!profiler)
+      fail(LOOM_ERROR_INVALID_ARGUMENT,
+           "the session was never profiled: call loom_session_profile_start before its runs");
+    *json = dup_string(profiler->chrome_trace());
+  });
+}
+LOOM_API loom_status_t* loom_session_profile_summary(loom_session_t* session, char** text) {
+  return guard_status([&] {
+    if (!session || !text)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_session_profile_summary: NULL argument");
+    auto profiler = session->impl->profiler();
+    if (!profiler)
+      fail(LOOM_ERROR_INVALID_ARGUMENT,
+           "the session was never profiled: call loom_session_profile_start before its runs");
+    *text = dup_string(profiler->summary());
+  });
+}
+
 LOOM_API void loom_string_free(char* text) { std::free(text); }
 
 LOOM_API size_t loom_dtype_size(loom_dtype_t dtype) { return loom::core::dtype_size(dtype); }

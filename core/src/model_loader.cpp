@@ -126,7 +126,41 @@ bool lease_handler_ready() {
 // that borrow initializer bytes keep a reference through add_initializer_borrowed's release
 // callback). The builder drops the pages of initializers it copies out of a mapping (see
 // builder.hpp), so the file's weights do not stay resident beside the core's copy.
-class ModelFile {
+class ModelBytes {
+ public:
+  virtual ~ModelBytes() = default;
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  // False for a copy in anonymous memory (see above).
+  bool mapped() const { return mapped_; }
+
+ protected:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;
+};
+
+// The application's bytes (loom_model_load_memory), copied: the application may free or reuse
+// its buffer as soon as the call returns, while plugins may borrow initializers from the copy
+// for the life of the model. Page-aligned anonymous memory, like a file's copy.
+class MemoryCopy final : public ModelBytes {
+ public:
+  MemoryCopy(const void* data, size_t size) {
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      fail(LOOM_ERROR_OUT_OF_MEMORY,
+           "cannot allocate " + std::to_string(size) + " bytes to copy the model");
+    std::memcpy(p, data, size);
+    (void)::mprotect(p, size, PROT_READ);
+    data_ = static_cast<const uint8_t*>(p);
+    size_ = size;
+  }
+  ~MemoryCopy() override { ::munmap(const_cast<uint8_t*>(data_), size_); }
+  MemoryCopy(const MemoryCopy&) = delete;
+  MemoryCopy& operator=(const MemoryCopy&) = delete;
+};
+
+class ModelFile final : public ModelBytes {
  public:
   ModelFile(const Runtime& runtime, const std::string& path) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -156,7 +190,7 @@ class ModelFile {
     mapped_ = true;
     take_lease(runtime, path);
   }
-  ~ModelFile() {
+  ~ModelFile() override {
     if (slot_) {
       for (;;) {  // wait out a handler that is copying this mapping on another thread
         int state = slot_->state.load(std::memory_order_acquire);
@@ -173,11 +207,6 @@ class ModelFile {
   }
   ModelFile(const ModelFile&) = delete;
   ModelFile& operator=(const ModelFile&) = delete;
-
-  const uint8_t* data() const { return data_; }
-  size_t size() const { return size_; }
-  // False for a copy in anonymous memory (see above).
-  bool mapped() const { return mapped_; }
 
  private:
   void read_copy(const std::string& path) {
@@ -240,9 +269,6 @@ class ModelFile {
   }
 
   int fd_ = -1;
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-  bool mapped_ = false;
   LeaseSlot* slot_ = nullptr;
 };
 
@@ -295,10 +321,21 @@ void log_loaded(const Runtime& runtime, const Model& model,
 
 }  // namespace
 
-std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
-  const auto started = std::chrono::steady_clock::now();
-  auto mapping = std::make_shared<ModelFile>(runtime, path);
-  const ModelFile& file = *mapping;
+namespace {
+
+// Where the bytes came from, for the format plugin and for messages.
+struct Source {
+  std::string label;       // the path, or "<memory>"
+  const char* directory;   // for external data; null = none
+  bool from_memory;
+  std::string format;      // the format plugin the application named; "" = probe
+};
+
+std::shared_ptr<Model> load_bytes(Runtime& runtime, const std::shared_ptr<ModelBytes>& mapping,
+                                  const Source& source,
+                                  std::chrono::steady_clock::time_point started) {
+  const ModelBytes& file = *mapping;
+  const std::string& path = source.label;
   if (runtime.formats.empty()) {
     SniffedFormat sniffed = sniff_format(file.data(), std::min<size_t>(file.size(), 4096));
     if (!sniffed.plugin.empty())
@@ -311,20 +348,32 @@ std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
          "no format plugin is loaded, so '" + path +
              "' cannot be read: install a format plugin (e.g. loom-format-onnx) or pass --plugin");
   }
-  const FormatEntry* best = nullptr;
-  int32_t best_score = 0;
-  size_t head = std::min<size_t>(file.size(), 4096);
-  for (const FormatEntry& f : runtime.formats) {
-    int32_t score = f.desc.probe(f.desc.user, file.data(), head, path.c_str());
-    if (score > best_score) {
-      best_score = score;
-      best = &f;
-    }
-  }
-  if (!best) {
+  auto format_names = [&runtime] {
     std::string names;
     for (const FormatEntry& f : runtime.formats)
       names += (names.empty() ? "" : ", ") + std::string(f.desc.name);
+    return names;
+  };
+  const FormatEntry* best = nullptr;
+  size_t head = std::min<size_t>(file.size(), 4096);
+  if (!source.format.empty()) {
+    for (const FormatEntry& f : runtime.formats)
+      if (source.format == f.desc.name) best = &f;
+    if (!best)
+      fail(LOOM_ERROR_NOT_FOUND, "no format plugin named '" + source.format +
+                                     "' is loaded (installed formats: " + format_names() + ")");
+  } else {
+    int32_t best_score = 0;
+    for (const FormatEntry& f : runtime.formats) {
+      int32_t score = f.desc.probe(f.desc.user, file.data(), head, path.c_str());
+      if (score > best_score) {
+        best_score = score;
+        best = &f;
+      }
+    }
+  }
+  if (!best) {
+    std::string names = format_names();
     SniffedFormat sniffed = sniff_format(file.data(), head);
     bool installed = false;
     for (const FormatEntry& f : runtime.formats) installed |= sniffed.plugin == f.desc.name;
@@ -344,6 +393,13 @@ std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
              "' is not in a model format the installed plugins recognize (installed formats: " +
              names + ")");
   }
+  // A 1.4 format was promised a file path and a directory: it may open either.
+  if (source.from_memory &&
+      LOOM_ABI_MINOR(best->abi_version) < 5)
+    fail(LOOM_ERROR_UNSUPPORTED, "the " + std::string(best->desc.name) + " format plugin (" +
+                                     best->plugin +
+                                     ") was built for a plugin ABI older than 1.5 and cannot "
+                                     "load from memory: rebuild it, or load the model from a file");
 
   auto model = std::make_shared<Model>();
   model->graph = std::make_shared<Graph>();
@@ -358,14 +414,14 @@ std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
   // the file should a plugin need it twice.
   if (file.mapped()) builder.file_mapping = std::span<const uint8_t>(file.data(), file.size());
 
-  std::string dir = std::filesystem::absolute(path).parent_path().string();
   loom_load_args_t args;
   std::memset(&args, 0, sizeof args);
   args.struct_size = sizeof args;
   args.path = path.c_str();
-  args.directory = dir.c_str();
+  args.directory = source.directory;
   args.data = file.data();
   args.size = file.size();
+  args.flags = source.from_memory ? LOOM_LOAD_FROM_MEMORY : 0u;
   throw_if_error(best->desc.load(best->desc.user, &args, builder_api(), &builder),
                  "cannot load '" + path + "' (" + best->desc.name + ")");
   try {
@@ -385,6 +441,34 @@ std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
     model->file_mapping.reset();
   log_loaded(runtime, *model, std::chrono::steady_clock::now() - started);
   return model;
+}
+
+}  // namespace
+
+std::shared_ptr<Model> load_model(Runtime& runtime, const std::string& path) {
+  const auto started = std::chrono::steady_clock::now();
+  auto mapping = std::make_shared<ModelFile>(runtime, path);
+  std::string dir = std::filesystem::absolute(path).parent_path().string();
+  return load_bytes(runtime, mapping, Source{path, dir.c_str(), false, ""}, started);
+}
+
+std::shared_ptr<Model> load_model_memory(Runtime& runtime, const void* data, size_t size,
+                                         const std::string& format,
+                                         const std::string& base_directory) {
+  const auto started = std::chrono::steady_clock::now();
+  if (size == 0) fail(LOOM_ERROR_INVALID_MODEL, "the model bytes are empty");
+  std::string dir;
+  if (!base_directory.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(base_directory, ec))
+      fail(LOOM_ERROR_NOT_FOUND, "base directory '" + base_directory +
+                                     "' for the model's external data is not a directory");
+    dir = std::filesystem::absolute(base_directory).string();
+  }
+  auto mapping = std::make_shared<MemoryCopy>(data, size);
+  return load_bytes(runtime, mapping,
+                    Source{"<memory>", dir.empty() ? nullptr : dir.c_str(), true, format},
+                    started);
 }
 
 }  // namespace loom::core

@@ -54,11 +54,14 @@ RunLimits run_limits_from(int64_t max_tensor_bytes, int64_t max_run_bytes,
   return l;
 }
 
-RunGuard::RunGuard(const RunLimits& limits, const std::atomic<uint64_t>& cancel)
+RunGuard::RunGuard(const RunLimits& limits, const std::atomic<uint64_t>& cancel,
+                   std::shared_ptr<Profiler> profiler)
     : limits_(limits),
       cancel_(cancel),
       started_generation_(cancel.load(std::memory_order_acquire)),
-      previous_(g_current) {
+      previous_(g_current),
+      profiler_(std::move(profiler)) {
+  if (profiler_) profiled_run_ = profiler_->next_run();
   if (limits_.deadline_ms > 0)
     deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(limits_.deadline_ms);
   control_.struct_size = sizeof control_;

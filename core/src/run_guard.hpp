@@ -9,7 +9,10 @@
 #include <chrono>
 #include <cstdint>
 #include <loom/plugin.hpp>
+#include <memory>
 #include <string>
+
+#include "profiler.hpp"
 
 namespace loom::core {
 
@@ -35,7 +38,8 @@ class RunGuard {
  public:
   // `cancel` is the session's cancel counter: a run is cancelled once it differs from its value
   // when the run started.
-  RunGuard(const RunLimits& limits, const std::atomic<uint64_t>& cancel);
+  RunGuard(const RunLimits& limits, const std::atomic<uint64_t>& cancel,
+           std::shared_ptr<Profiler> profiler = nullptr);
   ~RunGuard();
   RunGuard(const RunGuard&) = delete;
   RunGuard& operator=(const RunGuard&) = delete;
@@ -54,6 +58,10 @@ class RunGuard {
       sdk::RunControl(&control_).check_tensor_bytes(bytes, what());
   }
   const RunLimits& limits() const { return limits_; }
+  // The profiler of the outermost run's session while it profiles, else null; and which of
+  // its runs this is.
+  Profiler* profiler() const { return profiler_.get(); }
+  uint64_t profiled_run() const { return profiled_run_; }
   // What devices get in loom_run_args_t::control.
   const loom_run_control_t* control() const { return &control_; }
 
@@ -67,6 +75,8 @@ class RunGuard {
   std::chrono::steady_clock::time_point deadline_;
   loom_run_control_t control_{};
   RunGuard* previous_;
+  std::shared_ptr<Profiler> profiler_;
+  uint64_t profiled_run_ = 0;
 };
 
 }  // namespace loom::core

@@ -511,7 +511,7 @@ void Runtime::load_file(const std::string& path, bool explicit_request,
 
   std::vector<std::string> what;
   for (const loom_format_t& f : registrar.formats) {
-    formats.push_back({f, rec.name});
+    formats.push_back({f, rec.name, info.abi_version});
     what.push_back("format " + std::string(f.name));
   }
   for (const loom_device_api_t& d : registrar.devices) {

@@ -28,6 +28,7 @@ namespace loom::core {
 struct FormatEntry {
   loom_format_t desc;
   std::string plugin;
+  uint32_t abi_version = 0;  // the plugin's: a format older than 1.5 cannot load from memory
 };
 struct DeviceEntry {
   loom_device_api_t api;

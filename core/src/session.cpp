@@ -14,6 +14,13 @@
 #include "status.hpp"
 
 namespace loom::core {
+
+int32_t max_session_threads() {
+  // Every device starts its own pool of this many threads: an absurd count would exhaust the
+  // process's thread ids (32,000 threads for --threads 100000) and starve the machine.
+  return std::max<int32_t>(64, 4 * static_cast<int32_t>(std::thread::hardware_concurrency()));
+}
+
 namespace {
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -88,10 +95,7 @@ Session::Session(Runtime& runtime, std::shared_ptr<Model> model,
     config_.plan_cache_bytes = static_cast<size_t>(options.plan_cache_bytes);
   config_.limits = run_limits_from(options.max_tensor_bytes, options.max_run_bytes,
                                    options.max_loop_iterations, options.deadline_ms);
-  // Every device starts its own pool of this many threads: an absurd count would exhaust the
-  // process's thread ids (32,000 threads for --threads 100000) and starve the machine.
-  const int32_t max_threads =
-      std::max<int32_t>(64, 4 * static_cast<int32_t>(std::thread::hardware_concurrency()));
+  const int32_t max_threads = max_session_threads();
   if (options.threads < 0 || options.threads > max_threads)
     fail(LOOM_ERROR_INVALID_ARGUMENT, "threads = " + std::to_string(options.threads) +
                                           " is out of range: give 0 (one per "

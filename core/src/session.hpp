@@ -22,11 +22,16 @@
 #include "graph_view.hpp"
 #include "ir/graph.hpp"
 #include "partitioner.hpp"
+#include "profiler.hpp"
 #include "run_guard.hpp"
 #include "runtime.hpp"
 #include "shape_folding.hpp"
 
 namespace loom::core {
+
+// The largest thread count a session accepts (loom_max_threads): the larger of 64 and 4 per
+// online core.
+int32_t max_session_threads();
 
 // Bytes of a tensor of `dtype` and static shape `s` (0 when the shape is not static).
 size_t tensor_bytes(loom_dtype_t dtype, const Shape& s);
@@ -121,6 +126,11 @@ class Session {
   // loom_session_cancel: the runs in progress or waiting end at their next step.
   void cancel() { cancel_generation_.fetch_add(1, std::memory_order_acq_rel); }
   loom_plan_cache_stats_t plan_cache_stats();
+  // Profiling (loom_session_profile_*): start replaces what was recorded; the profiler stays
+  // readable after stop.
+  void profile_start(size_t max_events);
+  void profile_stop();
+  std::shared_ptr<Profiler> profiler();
 
  private:
   // A control-flow body as a child session sharing this session's devices
@@ -239,6 +249,10 @@ class Session {
   // Bumped by cancel(); a run's RunGuard compares it with its value when the run began. Read
   // without mutex_, which a cancelled run holds.
   std::atomic<uint64_t> cancel_generation_{0};
+  // The profiler of the runs this session starts (null until profile_start). Its own mutex:
+  // mutex_ is held by the run in progress, and profiling may start or stop meanwhile.
+  std::mutex profile_mutex_;
+  std::shared_ptr<Profiler> profiler_;
   std::map<std::string, std::unique_ptr<Prepared>> prepared_;  // by input signature
   Prepared* current_ = nullptr;
   uint64_t tick_ = 0;                 // runs so far (LRU order of prepared_)

@@ -1,8 +1,11 @@
 // Session::run: binds the application's inputs, moves tensors between devices at subgraph
 // boundaries, runs every compiled part in order and hands the outputs back (session.cpp builds
 // and compiles the plan this executes).
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <optional>
 #include <set>
 
@@ -218,7 +221,153 @@ ValueFacts facts_of(const HostValue& h, const Value& v) {
   return f;
 }
 
+// "1x3x224x224" ("?" for an unknown extent, "[]" for a scalar, "?" for an unknown rank).
+std::string shape_text(const Shape& s) {
+  if (s.rank < 0) return "?";
+  if (s.rank == 0) return "[]";
+  std::string out;
+  for (size_t i = 0; i < s.dims.size(); ++i)
+    out += (i ? "x" : "") + (s.dims[i] >= 0 ? std::to_string(s.dims[i]) : std::string("?"));
+  return out;
+}
+
+// The input shapes of node `node` as this run knows them, comma-separated.
+std::string input_shapes(const Graph& g, const Node& node, const std::vector<ValueFacts>& facts) {
+  std::string out;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (i) out += ",";
+    const int id = node.inputs[i];
+    if (id < 0) continue;  // an omitted optional input
+    const bool known = static_cast<size_t>(id) < facts.size() && facts[id].known;
+    out += shape_text(known ? facts[id].shape : g.values[id].shape);
+  }
+  return out;
+}
+
+// One device call of a profiled run. The device gets the guard's control with `profile` set
+// and `user` pointing here (plugin ABI 1.5); `poll` forwards to the guard's. A step's node
+// indices are the compiled subgraph's, in the order of the subgraph's node ids.
+struct DeviceCall {
+  loom_run_control_t control{};
+  const loom_run_control_t* guard_control = nullptr;
+  Profiler* profiler = nullptr;
+  uint64_t run = 0;
+  std::string device;
+  const Graph* graph = nullptr;
+  const std::vector<int>* node_ids = nullptr;
+  const std::vector<ValueFacts>* facts = nullptr;
+  std::atomic<size_t> steps{0};
+
+  DeviceCall(const loom_run_control_t* guard, Profiler* p, uint64_t run_id, std::string dev,
+             const Graph& g, const std::vector<int>& nodes, const std::vector<ValueFacts>& f)
+      : guard_control(guard), profiler(p), run(run_id), device(std::move(dev)), graph(&g),
+        node_ids(&nodes), facts(&f) {
+    control = *guard;
+    control.poll = &DeviceCall::poll;
+    control.user = this;
+    control.profile = &DeviceCall::profile;
+  }
+
+  static loom_status_t* poll(void* user) {
+    const loom_run_control_t* g = static_cast<DeviceCall*>(user)->guard_control;
+    return g->poll ? g->poll(g->user) : nullptr;
+  }
+
+  // Called by the device from C: must not throw. Indices outside the subgraph are ignored.
+  static void profile(void* user, const loom_profile_step_t* step) {
+    try {
+      auto* c = static_cast<DeviceCall*>(user);
+      if (!step || !LOOM_HAS_MEMBER(step, loom_profile_step_t, end_ns)) return;
+      c->steps.fetch_add(1, std::memory_order_relaxed);
+      ProfileRecord r;
+      r.run = c->run;
+      r.device = c->device;
+      r.thread = Profiler::thread_id();
+      r.start_ns = step->start_ns;
+      r.end_ns = std::max(step->start_ns, step->end_ns);
+      r.detail = step->detail ? step->detail : "";
+      r.leaf = true;
+      std::vector<int> nodes;
+      for (size_t i = 0; step->nodes && i < step->num_nodes; ++i) {
+        const int32_t k = step->nodes[i];
+        if (k >= 0 && static_cast<size_t>(k) < c->node_ids->size())
+          nodes.push_back((*c->node_ids)[static_cast<size_t>(k)]);
+      }
+      const std::string step_name = step->name ? step->name : "";
+      if (nodes.empty()) {
+        r.category = "device";
+        r.name = step_name.empty() ? "(device step)" : step_name;
+      } else {
+        const Node& first = c->graph->nodes[static_cast<size_t>(nodes[0])];
+        r.category = nodes.size() == 1 ? "node" : "fused";
+        r.name = step_name.empty() ? first.name : step_name;
+        if (r.name.empty()) r.name = first.op_type;
+        for (size_t i = 0; i < nodes.size(); ++i) {
+          const Node& n = c->graph->nodes[static_cast<size_t>(nodes[i])];
+          if (i) r.op_type += "+";
+          r.op_type += n.op_type;
+          if (nodes.size() > 1) r.nodes += (i ? "," : "") + (n.name.empty() ? n.op_type : n.name);
+        }
+        r.shapes = input_shapes(*c->graph, first, *c->facts);
+      }
+      c->profiler->record(std::move(r));
+    } catch (...) {
+      // Out of memory while profiling: the step goes unrecorded, the run goes on.
+    }
+  }
+};
+
+// Records a core event of a profiled run when it goes out of scope (also when the step fails:
+// the trace then shows how far the run got).
+class CoreEvent {
+ public:
+  CoreEvent(const RunGuard& guard, const char* category, std::string name, std::string device,
+            bool leaf)
+      : profiler_(guard.profiler()) {
+    if (!profiler_) return;
+    r_.category = category;
+    r_.name = std::move(name);
+    r_.device = std::move(device);
+    r_.run = guard.profiled_run();
+    r_.leaf = leaf;
+    r_.thread = Profiler::thread_id();
+    r_.start_ns = Profiler::now_ns();
+  }
+  ~CoreEvent() {
+    if (!profiler_) return;
+    try {
+      r_.end_ns = Profiler::now_ns();
+      profiler_->record(std::move(r_));
+    } catch (...) {
+    }
+  }
+  CoreEvent(const CoreEvent&) = delete;
+  CoreEvent& operator=(const CoreEvent&) = delete;
+  ProfileRecord* record() { return profiler_ ? &r_ : nullptr; }
+  void set_leaf(bool leaf) { r_.leaf = leaf; }
+
+ private:
+  Profiler* profiler_;
+  ProfileRecord r_;
+};
+
 }  // namespace
+
+void Session::profile_start(size_t max_events) {
+  auto profiler = std::make_shared<Profiler>(max_events);
+  std::lock_guard<std::mutex> lock(profile_mutex_);
+  profiler_ = std::move(profiler);
+}
+
+void Session::profile_stop() {
+  std::lock_guard<std::mutex> lock(profile_mutex_);
+  if (profiler_) profiler_->stop();
+}
+
+std::shared_ptr<Profiler> Session::profiler() {
+  std::lock_guard<std::mutex> lock(profile_mutex_);
+  return profiler_;
+}
 
 void Session::run(size_t num_inputs, const char* const* names, const loom_host_tensor_t* inputs,
                   size_t num_outputs, loom_host_tensor_t* outputs) {
@@ -301,8 +450,16 @@ void Session::run_values(const std::vector<std::string>& names,
   // the lock, so that a run waiting for the session is cancelled with the one in progress, and
   // destroyed after every slot below is freed.
   std::optional<RunGuard> own_guard;
-  if (!RunGuard::current()) own_guard.emplace(config_.limits, cancel_generation_);
+  if (!RunGuard::current()) {
+    std::shared_ptr<Profiler> profiler = this->profiler();
+    if (profiler && !profiler->active()) profiler.reset();
+    own_guard.emplace(config_.limits, cancel_generation_, std::move(profiler));
+  }
   const RunGuard& guard = *RunGuard::current();
+  std::optional<CoreEvent> whole_run;
+  if (own_guard && guard.profiler()) {
+    whole_run.emplace(guard, "run", "run " + std::to_string(guard.profiled_run()), "host", false);
+  }
   if (per_shape_) return run_per_shape(names, inputs, emit);
   std::lock_guard<std::mutex> lock(mutex_);
   guard.poll();
@@ -416,6 +573,14 @@ void Session::run_values(const std::vector<std::string>& names,
         for (int id : node.inputs) ins.push_back(host_value(id));
         std::map<int, HostValue> outer;
         for (int id : node.implicit_inputs) outer[id] = host_value(id);
+        // A control-flow node's time is its bodies' steps (recorded by their own runs); a
+        // sequence or optional op's is its own.
+        CoreEvent event(guard, "host", node.name.empty() ? node.op_type : node.name, "host",
+                        !bodies_.count(k));
+        if (ProfileRecord* r = event.record()) {
+          r->op_type = node.op_type;
+          r->shapes = input_shapes(g, node, p.facts);
+        }
         std::vector<HostValue> outs = run_step(k, ins, outer);
         for (size_t i = 0; i < node.outputs.size() && i < outs.size(); ++i)
           if (node.outputs[i] >= 0) step_values[node.outputs[i]] = outs[i];
@@ -473,6 +638,11 @@ void Session::run_values(const std::vector<std::string>& names,
         t.buffer = nullptr;  // zero copy: the host pointer is all the device needs
         t.offset = 0;
       } else {
+        CoreEvent event(guard, "transfer", g.values[part.inputs[i]].name, dev.name(), true);
+        if (ProfileRecord* r = event.record())
+          r->detail = std::to_string(t.byte_size) + " bytes from " +
+                      (s.device < 0 ? std::string("the application") : devices_[s.device]->name()) +
+                      " to " + dev.name();
         std::vector<uint8_t> bounce;
         const void* src = t.data;
         if (!src && t.byte_size) {
@@ -509,7 +679,19 @@ void Session::run_values(const std::vector<std::string>& names,
     args.num_outputs = outs.size();
     args.outputs = outs.data();
     args.control = guard.control();
-    throw_if_error(dev.api().run(dev.handle(), part.exe, &args));
+    if (!guard.profiler()) {
+      throw_if_error(dev.api().run(dev.handle(), part.exe, &args));
+    } else {
+      // The device call as a whole; a leaf only when the device reported no steps of its own
+      // (a plugin older than ABI 1.5).
+      DeviceCall call(guard.control(), guard.profiler(), guard.profiled_run(), dev.name(), g,
+                      subgraphs_[si].nodes, p.facts);
+      CoreEvent event(guard, "subgraph", "subgraph " + std::to_string(si), dev.name(), false);
+      args.control = &call.control;
+      loom_status_t* status = dev.api().run(dev.handle(), part.exe, &args);
+      event.set_leaf(call.steps.load() == 0);
+      throw_if_error(status);
+    }
     for (size_t i = 0; i < part.outputs.size(); ++i) {
       Slot& s = slots[part.outputs[i]];
       s.present = true;
@@ -538,8 +720,12 @@ void Session::run_values(const std::vector<std::string>& names,
       out.t = s.t;
       out.owner = s.owner;
       if (!s.t.data && s.t.byte_size) {
-        bounce.resize(s.t.byte_size);
         DeviceInstance& from = *devices_[s.device];
+        CoreEvent event(guard, "transfer", v.name, from.name(), true);
+        if (ProfileRecord* r = event.record())
+          r->detail = std::to_string(s.t.byte_size) + " bytes from " + from.name() +
+                      " to the application";
+        bounce.resize(s.t.byte_size);
         throw_if_error(from.api().copy_to_host(from.handle(), s.t.buffer, s.t.offset, bounce.data(),
                                                s.t.byte_size),
                        "copy from device '" + from.name() + "'");

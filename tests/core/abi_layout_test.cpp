@@ -1,4 +1,4 @@
-// The frozen layout of plugin ABI 1.0 and what 1.1, 1.2, 1.3 and 1.4 appended. Generated once from sdk/include/loom/plugin.h and
+// The frozen layout of plugin ABI 1.0 and what 1.1, 1.2, 1.3, 1.4 and 1.5 appended. Generated once from sdk/include/loom/plugin.h and
 // then kept by hand: a released layout must never change. When a minor version appends
 // members, ADD assertions for them; never edit the existing ones.
 #include <loom/plugin.h>
@@ -95,7 +95,10 @@ static_assert(offsetof(loom_load_args_t, path) == 8, "ABI 1.0 layout of loom_loa
 static_assert(offsetof(loom_load_args_t, directory) == 16, "ABI 1.0 layout of loom_load_args_t::directory changed");
 static_assert(offsetof(loom_load_args_t, data) == 24, "ABI 1.0 layout of loom_load_args_t::data changed");
 static_assert(offsetof(loom_load_args_t, size) == 32, "ABI 1.0 layout of loom_load_args_t::size changed");
-static_assert(sizeof(loom_load_args_t) == 40, "ABI 1.0 layout of loom_load_args_t changed");
+// ABI 1.5 appended loom_load_args_t::flags: the 1.0 prefix (40 bytes) is unchanged.
+static_assert(offsetof(loom_load_args_t, flags) == 40, "ABI 1.5 layout of loom_load_args_t::flags changed");
+static_assert(sizeof(loom_load_args_t) == 48, "ABI 1.5 layout of loom_load_args_t changed");
+static_assert(LOOM_LOAD_FROM_MEMORY == 0x1u, "ABI 1.5 load flags changed");
 static_assert(offsetof(loom_format_t, struct_size) == 0, "ABI 1.0 layout of loom_format_t::struct_size changed");
 static_assert(offsetof(loom_format_t, name) == 8, "ABI 1.0 layout of loom_format_t::name changed");
 static_assert(offsetof(loom_format_t, description) == 16, "ABI 1.0 layout of loom_format_t::description changed");
@@ -177,7 +180,16 @@ static_assert(offsetof(loom_run_control_t, max_run_bytes) == 16, "ABI 1.4 layout
 static_assert(offsetof(loom_run_control_t, max_loop_iterations) == 24, "ABI 1.4 layout of loom_run_control_t::max_loop_iterations changed");
 static_assert(offsetof(loom_run_control_t, poll) == 32, "ABI 1.4 layout of loom_run_control_t::poll changed");
 static_assert(offsetof(loom_run_control_t, user) == 40, "ABI 1.4 layout of loom_run_control_t::user changed");
-static_assert(sizeof(loom_run_control_t) == 48, "ABI 1.4 layout of loom_run_control_t changed");
+// ABI 1.5 appended loom_run_control_t::profile: the 1.4 prefix (48 bytes) is unchanged.
+static_assert(offsetof(loom_run_control_t, profile) == 48, "ABI 1.5 layout of loom_run_control_t::profile changed");
+static_assert(sizeof(loom_run_control_t) == 56, "ABI 1.5 layout of loom_run_control_t changed");
+static_assert(offsetof(loom_profile_step_t, name) == 8, "ABI 1.5 layout of loom_profile_step_t::name changed");
+static_assert(offsetof(loom_profile_step_t, detail) == 16, "ABI 1.5 layout of loom_profile_step_t::detail changed");
+static_assert(offsetof(loom_profile_step_t, num_nodes) == 24, "ABI 1.5 layout of loom_profile_step_t::num_nodes changed");
+static_assert(offsetof(loom_profile_step_t, nodes) == 32, "ABI 1.5 layout of loom_profile_step_t::nodes changed");
+static_assert(offsetof(loom_profile_step_t, start_ns) == 40, "ABI 1.5 layout of loom_profile_step_t::start_ns changed");
+static_assert(offsetof(loom_profile_step_t, end_ns) == 48, "ABI 1.5 layout of loom_profile_step_t::end_ns changed");
+static_assert(sizeof(loom_profile_step_t) == 56, "ABI 1.5 layout of loom_profile_step_t changed");
 static_assert(LOOM_ERROR_LIMIT_EXCEEDED == 10 && LOOM_ERROR_CANCELLED == 11, "ABI 1.4 status codes changed");
 static_assert(offsetof(loom_device_api_t, struct_size) == 0, "ABI 1.0 layout of loom_device_api_t::struct_size changed");
 static_assert(offsetof(loom_device_api_t, name) == 8, "ABI 1.0 layout of loom_device_api_t::name changed");

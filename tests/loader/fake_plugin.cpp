@@ -191,8 +191,18 @@ loom_status_t* run(loom_device_t* d, loom_executable_t* e, const loom_run_args_t
                    : static_cast<const float*>(in.data);
     }
     std::vector<float> v(src, src + n);
-    for (const std::string& op : reinterpret_cast<FakeExe*>(e)->ops)
-      for (float& x : v) x = op == "Neg" ? -x : (x > 0 ? x : 0);
+    // fakehost reports each op as a step (plugin ABI 1.5 profiling); fakeremote reports none,
+    // like a device built for an older ABI, so the core must time its calls as a whole.
+    const loom::sdk::RunControl control(args);
+    const auto& ops = reinterpret_cast<FakeExe*>(e)->ops;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const uint64_t start = control.profiling() ? loom::sdk::RunControl::now_ns() : 0;
+      for (float& x : v) x = ops[k] == "Neg" ? -x : (x > 0 ? x : 0);
+      if (!remote && control.profiling()) {
+        const int32_t node = static_cast<int32_t>(k);
+        control.profile("", "fake loop", {&node, 1}, start, loom::sdk::RunControl::now_ns());
+      }
+    }
     loom_buffer_t* out = nullptr;
     alloc(d, n * 4, &out);
     std::memcpy(buf(out)->bytes.data(), v.data(), n * 4);

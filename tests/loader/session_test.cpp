@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <set>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -241,6 +244,187 @@ TEST_F(SessionTest, ModelMetadataAndSignature) {
   loom_model_metadata(model_, 0, &k, &v);
   EXPECT_STREQ(k, "producer_name");
   EXPECT_STREQ(v, "fake");
+}
+
+// ---- loading from memory (loom_model_load_memory, plugin ABI 1.5) -------------------------
+
+TEST_F(SessionTest, LoadsFromMemoryLikeFromAFile) {
+  std::string bytes = "FAKEMODEL Relu Neg";
+  ASSERT_EQ(take(loom_model_load_memory(rt_, bytes.data(), bytes.size(), nullptr, nullptr, &model_)), "");
+  bytes.assign(bytes.size(), 'x');  // the core copied the bytes: the caller may reuse them
+  EXPECT_STREQ(loom_model_format(model_), "fake");
+  EXPECT_EQ(loom_model_num_nodes(model_), 2u);
+  loom_session_options_t so{};
+  so.struct_size = sizeof so;
+  so.devices = "fakehost";
+  ASSERT_EQ(take(loom_session_create(rt_, model_, &so, &session_)), "");
+  std::vector<float> y;
+  ASSERT_EQ(run({-1, 2}, y), "");
+  EXPECT_EQ(y, (std::vector<float>{0, -2}));
+}
+
+TEST_F(SessionTest, LoadFromMemoryChecksItsArguments) {
+  std::string bytes = "FAKEMODEL Relu";
+  std::string err = take(loom_model_load_memory(rt_, bytes.data(), bytes.size(), "onnx", nullptr, &model_));
+  EXPECT_NE(err.find("no format plugin named 'onnx' is loaded (installed formats: fake)"), std::string::npos) << err;
+  err = take(loom_model_load_memory(rt_, bytes.data(), 0, nullptr, nullptr, &model_));
+  EXPECT_NE(err.find("the model bytes are empty"), std::string::npos) << err;
+  err = take(loom_model_load_memory(rt_, nullptr, 4, nullptr, nullptr, &model_));
+  EXPECT_NE(err.find("NULL argument"), std::string::npos) << err;
+  err = take(loom_model_load_memory(rt_, bytes.data(), bytes.size(), nullptr, "/nonexistent/dir", &model_));
+  EXPECT_NE(err.find("base directory '/nonexistent/dir'"), std::string::npos) << err;
+  std::string junk = "\x01\x02 not a model";
+  err = take(loom_model_load_memory(rt_, junk.data(), junk.size(), nullptr, nullptr, &model_));
+  EXPECT_NE(err.find("'<memory>' is not in a model format"), std::string::npos) << err;
+  // Named explicitly, the format is used without probing.
+  ASSERT_EQ(take(loom_model_load_memory(rt_, bytes.data(), bytes.size(), "fake", TEST_TMP_DIR, &model_)), "");
+}
+
+// A format plugin built for ABI 1.4 was promised a file it may open: it gets no bytes.
+TEST(LoadFromMemory, RefusesFormatsOlderThanAbi15) {
+  std::string plugin = std::string(FAKE_DIR) + "/fake_old_format/fake_old_format.so";
+  const char* paths[] = {plugin.c_str()};
+  loom_runtime_options_t o{};
+  o.struct_size = sizeof o;
+  o.num_plugin_paths = 1;
+  o.plugin_paths = paths;
+  o.log_level = LOOM_LOG_ERROR;
+  loom_runtime_t* rt = nullptr;
+  ASSERT_EQ(loom_runtime_create(&o, &rt), nullptr);
+  std::string bytes = "FAKEMODEL Relu";
+  loom_model_t* model = nullptr;
+  loom_status_t* s = loom_model_load_memory(rt, bytes.data(), bytes.size(), nullptr, nullptr, &model);
+  ASSERT_NE(s, nullptr);
+  std::string err = loom_status_message(s);
+  EXPECT_EQ(loom_status_code(s), LOOM_ERROR_UNSUPPORTED);
+  EXPECT_NE(err.find("built for a plugin ABI older than 1.5 and cannot load from memory"), std::string::npos) << err;
+  loom_status_free(s);
+  EXPECT_EQ(model, nullptr);
+  loom_runtime_destroy(rt);
+}
+
+TEST(MaxThreads, IsTheSessionBound) {
+  const int32_t cap = loom_max_threads();
+  EXPECT_GE(cap, 64);
+  EXPECT_LE(cap, std::max<int32_t>(64, 4 * static_cast<int32_t>(std::thread::hardware_concurrency())));
+}
+
+// ---- profiling (loom_session_profile_*) --------------------------------------------------
+
+struct Events {
+  std::vector<std::string> category, name, op_type, device, detail;
+  std::vector<uint64_t> run, start, end;
+  static void add(void* user, const loom_profile_event_t* e) {
+    auto* ev = static_cast<Events*>(user);
+    ev->category.push_back(e->category);
+    ev->name.push_back(e->name);
+    ev->op_type.push_back(e->op_type);
+    ev->device.push_back(e->device);
+    ev->detail.push_back(e->detail);
+    ev->run.push_back(e->run);
+    ev->start.push_back(e->start_ns);
+    ev->end.push_back(e->end_ns);
+  }
+  size_t count(const std::string& cat) const {
+    return static_cast<size_t>(std::count(category.begin(), category.end(), cat));
+  }
+};
+
+TEST_F(SessionTest, ProfileNamesEveryNodeAndNestsInTheRun) {
+  ASSERT_EQ(open("Relu Neg Relu", "fakehost"), "");
+  std::vector<float> y;
+  ASSERT_EQ(run({-1, 2}, y), "");  // not profiled
+  ASSERT_EQ(take(loom_session_profile_start(session_, 0)), "");
+  ASSERT_EQ(run({-1, 2}, y), "");
+  ASSERT_EQ(run({3, -4, 5}, y), "");
+  loom_session_profile_stop(session_);
+  ASSERT_EQ(run({1}, y), "");  // not recorded
+  Events ev;
+  EXPECT_EQ(loom_session_profile_events(session_, &Events::add, &ev), 0u);
+  EXPECT_EQ(ev.count("run"), 2u);
+  ASSERT_EQ(ev.count("node"), 6u);  // three nodes, two runs
+  std::set<std::string> nodes;
+  for (size_t i = 0; i < ev.category.size(); ++i) {
+    EXPECT_LE(ev.start[i], ev.end[i]);
+    if (ev.category[i] != "node") continue;
+    nodes.insert(ev.name[i]);
+    EXPECT_EQ(ev.device[i], "fakehost");
+    EXPECT_EQ(ev.detail[i], "fake loop");
+    EXPECT_TRUE(ev.op_type[i] == "Relu" || ev.op_type[i] == "Neg") << ev.op_type[i];
+    // Inside its run's interval.
+    bool inside = false;
+    for (size_t j = 0; j < ev.category.size(); ++j)
+      if (ev.category[j] == "run" && ev.run[j] == ev.run[i])
+        inside = ev.start[j] <= ev.start[i] && ev.end[i] <= ev.end[j];
+    EXPECT_TRUE(inside) << ev.name[i];
+  }
+  EXPECT_EQ(nodes.size(), 3u);  // every node of the model by name
+
+  char* trace = nullptr;
+  ASSERT_EQ(take(loom_session_profile_trace(session_, &trace)), "");
+  std::string t = trace;
+  loom_string_free(trace);
+  EXPECT_EQ(t.rfind("{\"displayTimeUnit\":\"ms\"", 0), 0u) << t.substr(0, 200);
+  EXPECT_NE(t.find("\"ph\":\"X\""), std::string::npos);
+  EXPECT_NE(t.find("\"process_name\""), std::string::npos);
+  EXPECT_NE(t.find("\"op_type\":\"Neg\""), std::string::npos);
+  char* summary = nullptr;
+  ASSERT_EQ(take(loom_session_profile_summary(session_, &summary)), "");
+  std::string sm = summary;
+  loom_string_free(summary);
+  EXPECT_NE(sm.find("profile: 2 run(s)"), std::string::npos) << sm;
+  EXPECT_NE(sm.find("by op type"), std::string::npos) << sm;
+  EXPECT_NE(sm.find("Relu"), std::string::npos) << sm;
+}
+
+// fakeremote reports no steps (a device built for ABI 1.4): its calls are timed whole, and the
+// copies to and from it are transfers.
+TEST_F(SessionTest, ProfileTimesDevicesWithoutStepsAndTransfers) {
+  ASSERT_EQ(open("Relu Neg", "fakeremote,fakehost", false, "Neg=fakeremote"), "");
+  ASSERT_EQ(take(loom_session_profile_start(session_, 0)), "");
+  std::vector<float> y;
+  ASSERT_EQ(run({-1, 2}, y), "");
+  EXPECT_EQ(y, (std::vector<float>{0, -2}));
+  Events ev;
+  loom_session_profile_events(session_, &Events::add, &ev);
+  EXPECT_EQ(ev.count("node"), 1u);      // Relu on fakehost
+  EXPECT_GE(ev.count("transfer"), 2u);  // to fakeremote and back to the application
+  bool remote_call = false;
+  for (size_t i = 0; i < ev.category.size(); ++i)
+    remote_call |= ev.category[i] == "subgraph" && ev.device[i] == "fakeremote";
+  EXPECT_TRUE(remote_call);
+  char* summary = nullptr;
+  ASSERT_EQ(take(loom_session_profile_summary(session_, &summary)), "");
+  std::string sm = summary;
+  loom_string_free(summary);
+  EXPECT_NE(sm.find("(subgraph, no steps reported)"), std::string::npos) << sm;
+  EXPECT_NE(sm.find("(transfer)"), std::string::npos) << sm;
+}
+
+TEST_F(SessionTest, ProfileEventLimitCountsDropped) {
+  ASSERT_EQ(open("Relu Neg Relu", "fakehost"), "");
+  ASSERT_EQ(take(loom_session_profile_start(session_, 3)), "");
+  std::vector<float> y;
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(run({1, 2}, y), "");
+  Events ev;
+  const size_t dropped = loom_session_profile_events(session_, &Events::add, &ev);
+  EXPECT_EQ(ev.category.size(), 3u);
+  EXPECT_GT(dropped, 0u);
+  // Restarting clears.
+  ASSERT_EQ(take(loom_session_profile_start(session_, 0)), "");
+  Events none;
+  EXPECT_EQ(loom_session_profile_events(session_, &Events::add, &none), 0u);
+  EXPECT_TRUE(none.category.empty());
+}
+
+TEST_F(SessionTest, ProfileOfAnUnprofiledSessionIsAClearError) {
+  ASSERT_EQ(open("Relu", "fakehost"), "");
+  char* text = nullptr;
+  std::string err = take(loom_session_profile_trace(session_, &text));
+  EXPECT_NE(err.find("never profiled"), std::string::npos) << err;
+  Events ev;
+  EXPECT_EQ(loom_session_profile_events(session_, &Events::add, &ev), 0u);
+  EXPECT_TRUE(ev.category.empty());
 }
 
 }  // namespace

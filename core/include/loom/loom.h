@@ -98,6 +98,15 @@ LOOM_API void loom_runtime_list_devices(loom_runtime_t* runtime,
 /* Probes the file by content, loads it with the best format plugin and checks the graph. */
 LOOM_API loom_status_t* loom_model_load(loom_runtime_t* runtime, const char* path,
                                         loom_model_t** out);
+/* Loads a model from `size` bytes at `data` (0.6), as loom_model_load does from a file. The core
+ * copies the bytes: the caller may free them when the call returns. `format` names the format
+ * plugin ("onnx", "loom", "tflite", "ncnn"), or NULL/"" to probe the bytes. `base_directory`
+ * is where the model's external data lives (ONNX external initializers), or NULL: the model
+ * then may not reference external files. Only formats built for plugin ABI 1.5 or later load
+ * from memory. */
+LOOM_API loom_status_t* loom_model_load_memory(loom_runtime_t* runtime, const void* data,
+                                               size_t size, const char* format,
+                                               const char* base_directory, loom_model_t** out);
 /* Sessions keep their own reference. Free the model once its sessions exist: a session whose
  * devices copied weights at compile (repacked for their kernels) can then free the model's
  * bytes of them, instead of holding every weight twice. */
@@ -186,6 +195,11 @@ typedef struct loom_session_options_t {
   int64_t deadline_ms;         /* a run still going after this many milliseconds ends with
                                   LOOM_ERROR_CANCELLED (0 = no deadline; -1 is not allowed) */
 } loom_session_options_t;
+
+/* The largest `threads` a session accepts on this machine (0.6): the larger of 64 and 4 per
+ * online core. Every device starts its own pool of that many threads, so an absurd count would
+ * exhaust the process's thread ids. */
+LOOM_API int32_t loom_max_threads(void);
 
 LOOM_API loom_status_t* loom_session_create(loom_runtime_t* runtime, loom_model_t* model,
                                             const loom_session_options_t* options,
@@ -290,6 +304,47 @@ LOOM_API loom_status_t* loom_session_run_values(loom_session_t* session, size_t 
                                                 const char* const* input_names,
                                                 const loom_value_t* inputs, size_t num_outputs,
                                                 loom_value_t* outputs);
+
+/* ---- profiling (0.6; docs/profiling.md) ----------------------------------------------- */
+
+/* One timed event of a profiled run. Strings are valid during the callback only. */
+typedef struct loom_profile_event_t {
+  size_t struct_size;
+  const char* category;  /* "node": one node; "fused": a device step computing several nodes;
+                            "device": a step of the device's own (a reorder); "transfer": copies
+                            between devices; "subgraph": a whole device call; "host": a node the
+                            core ran itself (control flow, sequences); "run": the whole run */
+  const char* name;      /* node name; for a fused step its first node's (or the device's
+                            name); the subgraph's or the run's label otherwise */
+  const char* op_type;   /* the node's op type; "Conv+Relu" for a fused step; "" otherwise */
+  const char* device;    /* the device instance, e.g. "onednn"; "host" for the core's own */
+  const char* nodes;     /* for "fused": the names of the nodes it computed, comma-separated;
+                            "" otherwise */
+  const char* shapes;    /* the input shapes of a node, e.g. "1x3x224x224,64x3x7x7" ("" if
+                            unknown or several nodes) */
+  const char* detail;    /* how the device ran it, e.g. "convolution jit:avx2", or "" */
+  uint64_t run;          /* which profiled run, from 1 */
+  uint64_t thread;       /* the OS thread that reported it */
+  uint64_t start_ns;     /* nanoseconds since profiling started */
+  uint64_t end_ns;
+} loom_profile_event_t;
+
+/* Starts recording the timings of every run of `session` (clearing what was recorded); stop
+ * ends it. At most `max_events` events are kept (0 = 1,000,000); later ones are counted as
+ * dropped. Thread-safe. Profiling makes asynchronous devices wait after each step. */
+LOOM_API loom_status_t* loom_session_profile_start(loom_session_t* session, size_t max_events);
+LOOM_API void loom_session_profile_stop(loom_session_t* session);
+/* Calls fn for each event recorded, in the order recorded; returns how many were dropped. */
+LOOM_API size_t loom_session_profile_events(loom_session_t* session,
+                                            void (*fn)(void* user,
+                                                       const loom_profile_event_t* event),
+                                            void* user);
+/* The recorded events as a Chrome trace (JSON; loads in Perfetto and chrome://tracing): one
+ * track per device and thread. Free with loom_string_free. */
+LOOM_API loom_status_t* loom_session_profile_trace(loom_session_t* session, char** json);
+/* A table of the recorded runs: time per op type and per node (total, share, count, device),
+ * and the mean run time the table adds up to. Free with loom_string_free. */
+LOOM_API loom_status_t* loom_session_profile_summary(loom_session_t* session, char** text);
 
 /* Bytes of one element of dtype (0 for STRING/UNDEFINED). */
 LOOM_API size_t loom_dtype_size(loom_dtype_t dtype);

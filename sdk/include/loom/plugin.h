@@ -18,6 +18,10 @@
  *   1.4  run limits and cancellation: loom_run_args_t gains `control` (appended), a
  *        loom_run_control_t with byte and loop bounds and a poll function the device calls
  *        between steps; status codes LOOM_ERROR_LIMIT_EXCEEDED and LOOM_ERROR_CANCELLED.
+ *   1.5  profiling and loading from memory: loom_run_control_t gains `profile` (appended), which
+ *        a device calls once per step it ran with a loom_profile_step_t (start and end times and
+ *        the nodes the step computed); loom_load_args_t gains `flags` (appended), whose
+ *        LOOM_LOAD_FROM_MEMORY says that the bytes came from the application, not a file.
  *
  * Versioning rules
  *   - LOOM_ABI_VERSION = (major << 16) | minor. A plugin and a host of different majors never
@@ -58,7 +62,7 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------ */
 
 #define LOOM_ABI_VERSION_MAJOR 1
-#define LOOM_ABI_VERSION_MINOR 4
+#define LOOM_ABI_VERSION_MINOR 5
 #define LOOM_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
 #define LOOM_ABI_VERSION LOOM_MAKE_ABI_VERSION(LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR)
 #define LOOM_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -313,14 +317,22 @@ typedef struct loom_builder_api_t {
                                         uint32_t flags);
 } loom_builder_api_t;
 
+#define LOOM_LOAD_FROM_MEMORY 0x1u /* 1.5: the application gave the bytes, not a file */
+
 typedef struct loom_load_args_t {
   size_t struct_size;
-  const char* path;      /* the model file as the user named it */
-  const char* directory; /* its directory, for external data; never read outside it */
-  const uint8_t* data;   /* the whole file, mapped read-only by the core; stays mapped as long
-                            as the model lives, so add_initializer_borrowed may point into it
-                            (with a NULL release) */
+  const char* path;      /* the model file as the user named it; with LOOM_LOAD_FROM_MEMORY a
+                            name for messages only ("<memory>"), never a file to open */
+  const char* directory; /* its directory, for external data; never read outside it. NULL (only
+                            with LOOM_LOAD_FROM_MEMORY, when the application gave no base
+                            directory): the model has no directory, refuse external data */
+  const uint8_t* data;   /* the whole file, mapped read-only by the core (or its copy of the
+                            application's bytes); stays valid as long as the model lives, so
+                            add_initializer_borrowed may point into it (with a NULL release) */
   size_t size;
+  /* 1.5 (optional: check struct_size with LOOM_HAS_MEMBER; absent means 0): LOOM_LOAD_* flags.
+   * The core loads from memory only through formats built for 1.5 or later. */
+  uint32_t flags;
 } loom_load_args_t;
 
 /* Since 1.1: what a format's `save` writes. Everything is borrowed for the call. */
@@ -465,6 +477,22 @@ typedef struct loom_compile_args_t {
   void* host_user;
 } loom_compile_args_t;
 
+/* 1.5: one step of a run, as a device reports it to loom_run_control_t::profile. Everything is
+ * borrowed for the call. */
+typedef struct loom_profile_step_t {
+  size_t struct_size;
+  const char* name;       /* what ran, for people: a node's name, or the device's name of a
+                             fused step (may be "") */
+  const char* detail;     /* how it ran, or NULL: the primitive or kernel and its
+                             implementation, e.g. "convolution jit:avx2" */
+  size_t num_nodes;       /* the nodes of the compiled subgraph the step computed, as indices of
+                             graph->nodes (several for a fused step); 0 for a step of the
+                             device's own that no node asked for (a layout reorder, a copy) */
+  const int32_t* nodes;
+  uint64_t start_ns;      /* CLOCK_MONOTONIC nanoseconds (std::chrono::steady_clock on Linux) */
+  uint64_t end_ns;
+} loom_profile_step_t;
+
 /* 1.4: the limits of one run and how to stop it (docs/limits.md). A hostile model can ask for
  * any size or trip count from its data; the device checks these before it allocates or loops. */
 typedef struct loom_run_control_t {
@@ -485,6 +513,13 @@ typedef struct loom_run_control_t {
    * Thread-safe and cheap (an atomic load and a clock read). */
   loom_status_t* (*poll)(void* user);
   void* user;
+  /* 1.5 (optional: check struct_size with LOOM_HAS_MEMBER; NULL when this run is not
+   * profiled). The device calls it, with `user` above, once per step of the run (a node, a
+   * fused group, a primitive, a loop iteration's body...), after the step's work finished, from
+   * any of its threads. An asynchronous device reports the times of the work itself, waiting
+   * after each step if it must. Every node of the compiled graph should be covered by some
+   * step. Thread-safe; the host copies what it keeps. When NULL, profiling costs nothing. */
+  void (*profile)(void* user, const loom_profile_step_t* step);
 } loom_run_control_t;
 
 typedef struct loom_run_args_t {

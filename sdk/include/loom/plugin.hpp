@@ -8,6 +8,7 @@
 #include <loom/plugin.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -358,6 +359,34 @@ class RunControl {
          what + " would bring the run's allocations to " + bytes_text(live) +
              ", more than the run limit of " + bytes_text(control_->max_run_bytes) +
              " (session option max_run_bytes, infer-run --max-run-bytes)");
+  }
+  // True when the host profiles this run (1.5): the device then reports each step with
+  // profile(). Check it before reading the clock, so that an unprofiled run pays nothing.
+  bool profiling() const {
+    return control_ && LOOM_HAS_MEMBER(control_, loom_run_control_t, profile) &&
+           control_->profile;
+  }
+  // Reports one finished step (start and end from now_ns()); `nodes` are indices of the
+  // compiled graph's nodes that the step computed. Does nothing when the run is not profiled.
+  void profile(const char* name, const char* detail, std::span<const int32_t> nodes,
+               uint64_t start_ns, uint64_t end_ns) const {
+    if (!profiling()) return;
+    loom_profile_step_t step;
+    std::memset(&step, 0, sizeof step);
+    step.struct_size = sizeof step;
+    step.name = name ? name : "";
+    step.detail = detail;
+    step.num_nodes = nodes.size();
+    step.nodes = nodes.data();
+    step.start_ns = start_ns;
+    step.end_ns = end_ns;
+    control_->profile(control_->user, &step);
+  }
+  // The clock of loom_profile_step_t: CLOCK_MONOTONIC in nanoseconds.
+  static uint64_t now_ns() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
   }
   // 0: no bound.
   int64_t max_loop_iterations() const { return control_ ? control_->max_loop_iterations : 0; }

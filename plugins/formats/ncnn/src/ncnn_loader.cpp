@@ -137,6 +137,12 @@ void load_model(const loom_load_args_t& args, const loom_builder_api_t& api,
 
 void load_model_from_files(const loom_load_args_t& args, const loom_builder_api_t& api,
                            loom_graph_builder_t* builder) {
+  // ncnn keeps the weights in a second file; bytes given from memory (ABI 1.5) are the .param
+  // alone. A network without weights loads; the first layer that needs some fails saying why.
+  if (LOOM_HAS_MEMBER(&args, loom_load_args_t, flags) && (args.flags & LOOM_LOAD_FROM_MEMORY)) {
+    load_model(args, api, builder, nullptr, 0, "", true);
+    return;
+  }
   std::string weights_path = weights_path_for(args.path ? args.path : "");
   std::error_code ec;
   bool missing = !std::filesystem::is_regular_file(weights_path, ec);

@@ -42,6 +42,11 @@ const uint8_t* WeightReader::take(size_t bytes, const std::string& what) {
 }
 
 std::vector<float> WeightReader::read(int64_t count, BlobStorage storage, const std::string& what) {
+  if (missing_ && file_.empty())
+    sdk::fail(LOOM_ERROR_UNSUPPORTED,
+              "ncnn weights: " + what +
+                  " is stored in the .bin file, which a model loaded from memory does not have "
+                  "(only the .param's bytes were given): load the .param from its file");
   if (missing_)
     sdk::fail(LOOM_ERROR_NOT_FOUND,
               "ncnn weights: " + what + " is stored in " + file_ +

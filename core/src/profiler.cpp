@@ -1,0 +1,196 @@
+#include "profiler.hpp"
+
+#include <fmt/format.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "session.hpp"  // json_escape
+
+namespace loom::core {
+
+Profiler::Profiler(size_t max_events)
+    : max_events_(max_events ? max_events : kDefaultMaxEvents), base_ns_(now_ns()) {}
+
+uint64_t Profiler::now_ns() {
+  // The clock of plugin ABI 1.5's loom_profile_step_t: devices read the same one.
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+uint64_t Profiler::thread_id() {
+  thread_local const uint64_t id = static_cast<uint64_t>(::syscall(SYS_gettid));
+  return id;
+}
+
+void Profiler::record(ProfileRecord record) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (events_.size() >= max_events_) {
+    ++dropped_;
+    return;
+  }
+  events_.push_back(std::move(record));
+}
+
+namespace {
+
+// Times before profiling started (a device's clock read just before) count from 0.
+uint64_t since(uint64_t t, uint64_t base) { return t > base ? t - base : 0; }
+
+loom_profile_event_t view_of(const ProfileRecord& r, uint64_t base) {
+  loom_profile_event_t e{};
+  e.struct_size = sizeof e;
+  e.category = r.category.c_str();
+  e.name = r.name.c_str();
+  e.op_type = r.op_type.c_str();
+  e.device = r.device.c_str();
+  e.nodes = r.nodes.c_str();
+  e.shapes = r.shapes.c_str();
+  e.detail = r.detail.c_str();
+  e.run = r.run;
+  e.thread = r.thread;
+  e.start_ns = since(r.start_ns, base);
+  e.end_ns = std::max(e.start_ns, since(r.end_ns, base));
+  return e;
+}
+
+std::string micros(uint64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e3); }
+
+}  // namespace
+
+size_t Profiler::events(const std::function<void(const loom_profile_event_t&)>& fn) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const ProfileRecord& r : events_) fn(view_of(r, base_ns_));
+  return dropped_;
+}
+
+std::string Profiler::chrome_trace() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // One process per device (the core's own events under "host"), one thread per OS thread:
+  // Perfetto and chrome://tracing then show a track per device and thread.
+  std::map<std::string, int> pids{{"host", 1}};
+  for (const ProfileRecord& r : events_)
+    if (!pids.count(r.device)) pids.emplace(r.device, static_cast<int>(pids.size()) + 1);
+  std::set<std::pair<int, uint64_t>> threads;
+  std::string out = "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"loom\",";
+  out += "\"dropped_events\":" + std::to_string(dropped_) + "},\"traceEvents\":[";
+  bool first = true;
+  auto add = [&](const std::string& event) {
+    if (!first) out += ",\n";
+    first = false;
+    out += event;
+  };
+  for (const auto& [device, pid] : pids)
+    add(fmt::format(R"({{"name":"process_name","ph":"M","pid":{},"args":{{"name":"{}"}}}})", pid,
+                    json_escape(device)));
+  for (const ProfileRecord& r : events_) {
+    const int pid = pids.at(r.device);
+    if (threads.emplace(pid, r.thread).second)
+      add(fmt::format(
+          R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":"{} thread {}"}}}})",
+          pid, r.thread, json_escape(r.device), r.thread));
+    const loom_profile_event_t e = view_of(r, base_ns_);
+    std::string args = fmt::format(R"("run":{},"device":"{}")", r.run, json_escape(r.device));
+    if (!r.op_type.empty()) args += ",\"op_type\":\"" + json_escape(r.op_type) + "\"";
+    if (!r.nodes.empty()) args += ",\"nodes\":\"" + json_escape(r.nodes) + "\"";
+    if (!r.shapes.empty()) args += ",\"shapes\":\"" + json_escape(r.shapes) + "\"";
+    if (!r.detail.empty()) args += ",\"detail\":\"" + json_escape(r.detail) + "\"";
+    add(fmt::format(R"({{"name":"{}","cat":"{}","ph":"X","ts":{},"dur":{},"pid":{},"tid":{},"args":{{{}}}}})",
+                    json_escape(r.name), r.category, micros(e.start_ns),
+                    micros(e.end_ns - e.start_ns), pid, r.thread, args));
+  }
+  out += "]}\n";
+  return out;
+}
+
+std::string Profiler::summary() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  struct Sum {
+    uint64_t ns = 0;
+    uint64_t count = 0;
+  };
+  std::set<uint64_t> runs;
+  Sum whole;  // "run" events
+  uint64_t leaves = 0;
+  std::map<std::pair<std::string, std::string>, Sum> by_type;  // (op type, device)
+  struct NodeKey {
+    std::string name, op_type, device;
+    bool operator<(const NodeKey& o) const {
+      return std::tie(name, op_type, device) < std::tie(o.name, o.op_type, o.device);
+    }
+  };
+  std::map<NodeKey, Sum> by_node;
+  for (const ProfileRecord& r : events_) {
+    runs.insert(r.run);
+    const uint64_t ns = r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0;
+    if (r.category == "run") {
+      whole.ns += ns;
+      ++whole.count;
+    }
+    if (!r.leaf) continue;
+    leaves += ns;
+    std::string type = r.op_type;
+    if (r.category == "transfer") type = "(transfer)";
+    if (r.category == "device") type = "(device step)";
+    if (r.category == "subgraph") type = "(subgraph, no steps reported)";
+    Sum& t = by_type[{type, r.device}];
+    t.ns += ns;
+    ++t.count;
+    if (r.category == "node" || r.category == "fused" || r.category == "host") {
+      std::string name = r.name;
+      if (r.category == "fused" && !r.nodes.empty()) name = r.nodes;
+      Sum& n = by_node[{name, r.op_type, r.device}];
+      n.ns += ns;
+      ++n.count;
+    }
+  }
+  const double nruns = static_cast<double>(std::max<size_t>(runs.size(), 1));
+  const double run_ns = whole.count ? static_cast<double>(whole.ns) / static_cast<double>(whole.count)
+                                    : static_cast<double>(leaves) / nruns;
+  auto ms = [](double ns) { return ns / 1e6; };
+  auto share = [&](double ns) { return run_ns > 0 ? 100.0 * ns / run_ns : 0.0; };
+  std::string out = fmt::format(
+      "profile: {} run(s), {:.3f} ms per run; the steps below add up to {:.3f} ms ({:.1f}%), "
+      "the rest is the core's own work (binding, plan lookup, scheduling)\n",
+      runs.size(), ms(run_ns), ms(static_cast<double>(leaves) / nruns),
+      share(static_cast<double>(leaves) / nruns));
+  if (dropped_)
+    out += fmt::format("warning: {} events were dropped (the event limit was reached): the "
+                       "tables below miss them\n",
+                       dropped_);
+  auto sorted = [](const auto& map) {
+    std::vector<std::pair<typename std::decay_t<decltype(map)>::key_type, Sum>> v(map.begin(),
+                                                                                   map.end());
+    std::stable_sort(v.begin(), v.end(),
+                     [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+    return v;
+  };
+  out += "\nby op type (per run):\n";
+  out += fmt::format("  {:<34} {:<12} {:>10} {:>7} {:>7} {:>10}\n", "op type", "device", "ms",
+                     "share", "count", "mean us");
+  for (const auto& [key, s] : sorted(by_type)) {
+    const double per_run = static_cast<double>(s.ns) / nruns;
+    out += fmt::format("  {:<34} {:<12} {:>10.3f} {:>6.1f}% {:>7.1f} {:>10.1f}\n", key.first,
+                       key.second, ms(per_run), share(per_run),
+                       static_cast<double>(s.count) / nruns,
+                       static_cast<double>(s.ns) / static_cast<double>(s.count) / 1e3);
+  }
+  out += "\nby node (per run):\n";
+  out += fmt::format("  {:<40} {:<20} {:<12} {:>10} {:>7} {:>7}\n", "node", "op type", "device",
+                     "ms", "share", "count");
+  for (const auto& [key, s] : sorted(by_node)) {
+    const double per_run = static_cast<double>(s.ns) / nruns;
+    out += fmt::format("  {:<40} {:<20} {:<12} {:>10.3f} {:>6.1f}% {:>7.1f}\n", key.name,
+                       key.op_type, key.device, ms(per_run), share(per_run),
+                       static_cast<double>(s.count) / nruns);
+  }
+  return out;
+}
+
+}  // namespace loom::core
