@@ -353,7 +353,7 @@ TEST(OnnxGraph, BuilderErrorsPropagateAndReleaseBorrowedData) {
     FakeBuilder builder;
     builder.fail_at_call = call;
     loom_load_args_t args{sizeof args, "m.onnx", nullptr,
-                          reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()};
+                          reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), 0u};
     Outcome o = take(format_descriptor().load(nullptr, &args, &builder.api(), builder.handle()));
     if (o.code == LOOM_OK) {
       EXPECT_GE(call, 8) << "every call before the last one must be reached";
