@@ -15,6 +15,26 @@
 
 namespace loom::core {
 
+namespace {
+
+// Levenshtein distance, for "did you mean" on a misspelled device name.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
 int32_t max_session_threads() {
   // Every device starts its own pool of this many threads: an absurd count would exhaust the
   // process's thread ids (32,000 threads for --threads 100000) and starve the machine.
@@ -230,12 +250,28 @@ void Session::create_devices(const loom_session_options_t& options) {
     }
     const DeviceEntry* entry = runtime_.find_device(family);
     if (!entry) {
-      std::string installed;
-      for (const DeviceEntry& d : runtime_.devices)
+      std::string installed, closest;
+      size_t closest_distance = 3;  // a typo: at most two edits away
+      for (const DeviceEntry& d : runtime_.devices) {
         installed += (installed.empty() ? "" : ", ") + std::string(d.api.name);
-      fail(LOOM_ERROR_NOT_FOUND, "device '" + family + "' is not installed (installed devices: " +
-                                     (installed.empty() ? "none" : installed) +
-                                     "); install its plugin package or pass --plugin");
+        const size_t distance = edit_distance(family, d.api.name);
+        if (distance < closest_distance) {
+          closest_distance = distance;
+          closest = d.api.name;
+        }
+      }
+      // In-tree devices ship as Debian packages loom-device-<family> (packaging/).
+      const bool package_name =
+          !family.empty() && std::all_of(family.begin(), family.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+          });
+      fail(LOOM_ERROR_NOT_FOUND,
+           "device '" + family + "' is not installed (installed devices: " +
+               (installed.empty() ? "none" : installed) + ")" +
+               (closest.empty() ? "" : "; did you mean '" + closest + "'?") + "; install " +
+               (package_name ? "its plugin package (loom-device-" + family + ")"
+                             : std::string("its plugin package")) +
+               " or pass --plugin");
     }
     for (const auto& d : devices_)
       if (d->name() == n) fail(LOOM_ERROR_INVALID_ARGUMENT, "device '" + n + "' is listed twice");

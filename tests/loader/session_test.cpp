@@ -204,6 +204,14 @@ TEST_F(SessionTest, NoFallbackListsEveryUnsupportedNode) {
 TEST_F(SessionTest, UnknownDeviceNamesTheInstalledOnes) {
   std::string err = open("Relu", "nope");
   EXPECT_NE(err.find("device 'nope' is not installed (installed devices: fakehost, fakeremote)"), std::string::npos) << err;
+  // The Debian package to install, and no far-fetched guess.
+  EXPECT_NE(err.find("install its plugin package (loom-device-nope) or pass --plugin"), std::string::npos) << err;
+  EXPECT_EQ(err.find("did you mean"), std::string::npos) << err;
+  loom_model_free(model_);
+  model_ = nullptr;
+  err = open("Relu", "fakehots");
+  EXPECT_NE(err.find("did you mean 'fakehost'?"), std::string::npos) << err;
+  EXPECT_EQ(err.find('\n'), std::string::npos) << err;
 }
 
 TEST_F(SessionTest, UnknownOpsAreAllReportedWithDomainAndVersion) {

@@ -122,9 +122,10 @@ print('ok: test_relu matches its expected output', got.shape)
 
     absent = run(["/usr/bin/infer-run", model, "--device", "onednn"], expect_ok=False, env=env)
     message = absent.stderr.strip()
-    if absent.returncode != 4 or "device 'onednn' is not installed" not in message:
-        raise Failure("--device onednn: expected exit code 4 and \"device 'onednn' is not installed\", "
-                      "got %d: %s" % (absent.returncode, message))
+    if (absent.returncode != 4 or "device 'onednn' is not installed" not in message
+            or "loom-device-onednn" not in message):
+        raise Failure("--device onednn: expected exit code 4, \"device 'onednn' is not installed\" and "
+                      "the package to install (loom-device-onednn), got %d: %s" % (absent.returncode, message))
     print("ok: --device onednn ->", message)
 
 

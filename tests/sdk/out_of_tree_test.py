@@ -76,13 +76,28 @@ def check_layout(prefix):
         raise Failure("installed libloom.so.0 lacks SONAME libloom.so.0:\n" + soname)
 
 
+def check_apps_find_libloom(prefix, env):
+    """The installed command-line tools run without LD_LIBRARY_PATH: RUNPATH $ORIGIN/../<libdir>."""
+    bare = {k: v for k, v in env.items() if k != "LD_LIBRARY_PATH"}
+    for app in ("infer-run", "infer-convert"):
+        path = os.path.join(prefix, "bin", app)
+        dynamic = run(["readelf", "-d", path]).stdout
+        if "$ORIGIN/../" + LIBDIR not in dynamic:
+            raise Failure("installed %s has no RUNPATH $ORIGIN/../%s:\n%s" % (app, LIBDIR, dynamic))
+    listing = run([os.path.join(prefix, "bin", "infer-run"), "--list-plugins"], env=bare).stdout
+    if "onnx" not in listing or "cpu" not in listing:
+        raise Failure("the installed infer-run, without LD_LIBRARY_PATH, lists no onnx and cpu plugins:\n"
+                      + listing)
+
+
 def check_pkg_config(source, prefix, work, env):
     env = dict(env, PKG_CONFIG_PATH=os.path.join(prefix, LIBDIR, "pkgconfig"))
     flags = run(["pkg-config", "--cflags", "--libs", "loom"], env=env).stdout.split()
     plugindir = run(["pkg-config", "--variable=plugindir", "loom"], env=env).stdout.strip()
-    expected = os.path.join(prefix, LIBDIR, "loom", "plugins")
-    if os.path.realpath(plugindir) != os.path.realpath(expected):
-        raise Failure("loom.pc plugindir is %s, expected %s" % (plugindir, expected))
+    # Normalized: the absolute path itself, no "lib/pkgconfig/../.." on the way.
+    expected = os.path.realpath(os.path.join(prefix, LIBDIR, "loom", "plugins"))
+    if plugindir != expected:
+        raise Failure("loom.pc plugindir is %s, expected exactly %s" % (plugindir, expected))
     app = os.path.join(work, "pkgconfig_app")
     run(["cc", "-std=c99", "-Wall", "-Werror", os.path.join(source, "tests", "sdk", "pkgconfig_app.c"),
          "-o", app] + flags, env=env)
@@ -151,6 +166,8 @@ def main() -> int:
         run(["cmake", "--install", args.build, "--prefix", prefix])
         check_layout(prefix)
         print("ok: installed tree")
+        check_apps_find_libloom(prefix, env)
+        print("ok: installed infer-run and infer-convert find libloom without LD_LIBRARY_PATH")
         check_pkg_config(args.source, prefix, work, env)
         print("ok: pkg-config application")
         check_cmake_app(args.source, prefix, work, env)
