@@ -9,7 +9,11 @@
 #   - installs into the plugin directory the core searches (COMPONENT <NAME>):
 #       in the Loom source tree: <libdir>/loom/plugins under the install prefix;
 #       through find_package(Loom): the installed Loom's own plugin directory
-#       (LOOM_PLUGIN_INSTALL_DIR, a cache variable, defaults to LOOM_PLUGIN_DIR).
+#       (LOOM_PLUGIN_INSTALL_DIR, a cache variable, defaults to LOOM_PLUGIN_DIR) -- unless the
+#       project is installed under a prefix of its own (`cmake --install --prefix X` or
+#       -DCMAKE_INSTALL_PREFIX=X): then X/<libdir>/loom/plugins (LOOM_PLUGIN_DIR_RELATIVE)
+#   - compiled with -O2 when the project sets no build type (CMake's default builds without
+#     optimization, and a slow kernel looks like a slow device).
 #
 # Works in the Loom build (included by the top-level CMakeLists) and from an installed Loom
 # (included by LoomConfig.cmake); the two differ only in the SDK target and the install path.
@@ -51,6 +55,7 @@ function(loom_add_plugin NAME)
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
   target_link_libraries(${target} PRIVATE ${sdk_target})
+  target_compile_options(${target} PRIVATE $<$<CONFIG:>:-O2>)
   target_link_options(${target} PRIVATE "LINKER:--exclude-libs,ALL"
     "LINKER:--version-script=${_LOOM_PLUGIN_CMAKE_DIR}/loom_plugin.map")
   # Every undefined symbol must come from the plugin's own libraries, except in the Loom fuzz
@@ -69,7 +74,28 @@ function(loom_add_plugin NAME)
   endif()
 
   if(LOOM_PLUGIN_INSTALLED_SDK)
-    install(TARGETS ${target} LIBRARY DESTINATION "${LOOM_PLUGIN_INSTALL_DIR}" COMPONENT ${NAME})
+    # Decided when installing (the escaped variable lands in the install script): with the
+    # prefix the project was configured with, and that prefix CMake's default, the plugin goes
+    # into LOOM_PLUGIN_INSTALL_DIR; under any prefix the user chose, into
+    # <prefix>/<LOOM_PLUGIN_DIR_RELATIVE>. Both as paths relative to the install-time prefix,
+    # which DESTDIR staging (and CPack) keep working with.
+    file(RELATIVE_PATH to_loom_dir "${CMAKE_INSTALL_PREFIX}" "${LOOM_PLUGIN_INSTALL_DIR}")
+    set(to_own_dir "${LOOM_PLUGIN_DIR_RELATIVE}")
+    if(NOT to_own_dir)
+      set(to_own_dir "lib/loom/plugins")
+    endif()
+    if(CMAKE_INSTALL_PREFIX_INITIALIZED_TO_DEFAULT)
+      set(own_prefix FALSE)
+    else()
+      set(own_prefix TRUE)
+    endif()
+    install(CODE "
+      if(NOT ${own_prefix} AND CMAKE_INSTALL_PREFIX STREQUAL \"${CMAKE_INSTALL_PREFIX}\")
+        set(_loom_plugin_destination \"${to_loom_dir}\")
+      else()
+        set(_loom_plugin_destination \"${to_own_dir}\")
+      endif()" COMPONENT ${NAME})
+    install(TARGETS ${target} LIBRARY DESTINATION "\${_loom_plugin_destination}" COMPONENT ${NAME})
   elseif(DEFINED LOOM_INSTALL_PLUGIN_DIR)
     install(TARGETS ${target} LIBRARY DESTINATION "${LOOM_INSTALL_PLUGIN_DIR}" COMPONENT ${NAME})
     # Plugins under plugins/ are recorded for packaging/ (one Debian package each); the kind

@@ -63,7 +63,9 @@ def check_layout(prefix):
     libdir = os.path.join(prefix, LIBDIR)
     expected = [
         "include/loom/loom.h", "include/loom/loom.hpp", "include/loom/plugin.h", "include/loom/plugin.hpp",
-        "bin/infer-run",
+        "bin/infer-run", "share/doc/libloom-dev/sdk-guide.md",
+        "share/doc/libloom-dev/examples/minimal_device/CMakeLists.txt",
+        "share/doc/libloom-dev/examples/custom_op_kernel/swish_beta.cpp",
     ] + [LIBDIR + "/" + p for p in (
         "libloom.so", "libloom.so.0", "cmake/Loom/LoomConfig.cmake", "cmake/Loom/LoomConfigVersion.cmake",
         "cmake/Loom/LoomTargets.cmake", "cmake/Loom/LoomPlugin.cmake", "cmake/Loom/loom_plugin.map",
@@ -124,6 +126,27 @@ def build_example(source_dir, build_dir, prefix, env):
     run(["cmake", "--install", build_dir], env=env)
 
 
+def check_plugin_install_and_flags(examples, work, prefix, env):
+    """`cmake --install --prefix X` puts a plugin under X, not into the installed Loom; a project
+    with no build type still compiles its plugin optimized."""
+    build_dir = os.path.join(work, "minimal_own_prefix")
+    run(["cmake", "-S", os.path.join(examples, "minimal_device"), "-B", build_dir, "-G", "Ninja",
+         "-DCMAKE_PREFIX_PATH=" + prefix], env=env)
+    commands = run(["ninja", "-C", build_dir, "-t", "commands"], env=env).stdout
+    compiles = [c for c in commands.splitlines() if " -c " in c]
+    if not compiles or not all(" -O2" in c for c in compiles):
+        raise Failure("a plugin configured without a build type is not compiled with -O2:\n"
+                      + "\n".join(compiles[:3]))
+    run(["cmake", "--build", build_dir, "-j2"], env=env)
+    own = os.path.join(work, "own_prefix")
+    run(["cmake", "--install", build_dir, "--prefix", own], env=env)
+    installed = [os.path.relpath(os.path.join(d, f), own)
+                 for d, _, files in os.walk(own) for f in files]
+    expected = os.path.join(LIBDIR, "loom", "plugins", "loom_minimal.so")
+    if installed != [expected]:
+        raise Failure("cmake --install --prefix %s installed %s; expected only %s" % (own, installed, expected))
+
+
 def check_bad_entry(source, work, prefix, env):
     build_dir = os.path.join(work, "bad_entry")
     run(["cmake", "-S", os.path.join(source, "tests", "sdk", "bad_entry"), "-B", build_dir, "-G", "Ninja",
@@ -179,6 +202,8 @@ def main() -> int:
             if not os.path.isfile(os.path.join(plugin_dir, name)):
                 raise Failure("%s was not installed into %s" % (name, plugin_dir))
         print("ok: examples built and installed against the installed SDK")
+        check_plugin_install_and_flags(examples, work, prefix, env)
+        print("ok: a plugin installs under --prefix and builds optimized without a build type")
         check_bad_entry(args.source, work, prefix, env)
         print("ok: the entry-symbol check refuses a mangled entry point")
 
