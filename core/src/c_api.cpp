@@ -4,6 +4,7 @@
 #include "model_save.hpp"
 #include "runtime.hpp"
 #include "session.hpp"
+#include "session_pool.hpp"
 #include "status.hpp"
 
 #include <loom/loom.h>
@@ -28,7 +29,9 @@ struct loom_model_t {
   std::vector<std::string> input_names, output_names;  // non-constant inputs, outputs
 };
 struct loom_session_t {
-  std::unique_ptr<loom::core::Session> impl;
+  std::unique_ptr<loom::core::Session> own;       // max_concurrent_runs <= 1
+  std::unique_ptr<loom::core::SessionPool> pool;  // max_concurrent_runs > 1
+  loom::core::Session* impl = nullptr;  // the session, or the pool's primary (plans, stats)
 };
 
 namespace {
@@ -236,8 +239,18 @@ LOOM_API loom_status_t* loom_session_create(loom_runtime_t* runtime, loom_model_
     std::memset(&opts, 0, sizeof opts);
     opts.struct_size = sizeof opts;
     if (options) std::memcpy(&opts, options, std::min(options->struct_size, sizeof opts));
+    if (opts.max_concurrent_runs < 0)
+      fail(LOOM_ERROR_INVALID_ARGUMENT,
+           "max_concurrent_runs = " + std::to_string(opts.max_concurrent_runs) +
+               " is negative: give 0 or 1 (one run at a time) or the number of runs at once");
     auto s = std::make_unique<loom_session_t>();
-    s->impl = std::make_unique<loom::core::Session>(runtime->impl, model->model, opts);
+    if (opts.max_concurrent_runs > 1) {
+      s->pool = std::make_unique<loom::core::SessionPool>(runtime->impl, model->model, opts);
+      s->impl = &s->pool->primary();
+    } else {
+      s->own = std::make_unique<loom::core::Session>(runtime->impl, model->model, opts);
+      s->impl = s->own.get();
+    }
     *out = s.release();
   });
 }
@@ -257,7 +270,12 @@ LOOM_API loom_status_t* loom_session_run(loom_session_t* session, size_t num_inp
                                          loom_host_tensor_t* outputs) {
   return guard_status([&] {
     if (!session) fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_session_run: session is NULL");
-    session->impl->run(num_inputs, input_names, inputs, num_outputs, outputs);
+    if (session->pool) {
+      auto lease = session->pool->acquire();
+      lease->run(num_inputs, input_names, inputs, num_outputs, outputs);
+    } else {
+      session->impl->run(num_inputs, input_names, inputs, num_outputs, outputs);
+    }
   });
 }
 
@@ -409,11 +427,17 @@ LOOM_API loom_status_t* loom_session_run_values(loom_session_t* session, size_t 
       names.push_back(input_names[i] ? input_names[i] : "");
       values.push_back(borrow_value(names.back(), inputs[i]));
     }
-    session->impl->run_values(names, values, [&](size_t i, const loom::core::HostValue& v) {
+    auto emit = [&](size_t i, const loom::core::HostValue& v) {
       std::memset(&outputs[i], 0, sizeof outputs[i]);
       touched = i + 1;  // a partly filled output is released below too
       to_public_value(v, outputs[i]);
-    });
+    };
+    if (session->pool) {
+      auto lease = session->pool->acquire();
+      lease->run_values(names, values, emit);
+    } else {
+      session->impl->run_values(names, values, emit);
+    }
   });
   if (status)
     for (size_t i = 0; i < touched; ++i) loom_value_release(&outputs[i]);
@@ -446,7 +470,11 @@ LOOM_API loom_status_t* loom_session_plan_dot(loom_session_t* session, char** do
   });
 }
 LOOM_API void loom_session_cancel(loom_session_t* session) {
-  if (session) session->impl->cancel();
+  if (!session) return;
+  if (session->pool)
+    session->pool->cancel();
+  else
+    session->impl->cancel();
 }
 LOOM_API size_t loom_session_planned_peak_bytes(const loom_session_t* session) {
   return session ? session->impl->planned_peak() : 0;
@@ -465,11 +493,18 @@ LOOM_API loom_status_t* loom_session_plan_cache_stats(loom_session_t* session,
 LOOM_API loom_status_t* loom_session_profile_start(loom_session_t* session, size_t max_events) {
   return guard_status([&] {
     if (!session) fail(LOOM_ERROR_INVALID_ARGUMENT, "loom_session_profile_start: NULL session");
-    session->impl->profile_start(max_events);
+    if (session->pool)
+      session->pool->profile_start(max_events);
+    else
+      session->impl->profile_start(max_events);
   });
 }
 LOOM_API void loom_session_profile_stop(loom_session_t* session) {
-  if (session) session->impl->profile_stop();
+  if (!session) return;
+  if (session->pool)
+    session->pool->profile_stop();
+  else
+    session->impl->profile_stop();
 }
 LOOM_API size_t loom_session_profile_events(loom_session_t* session,
                                             void (*fn)(void* user,

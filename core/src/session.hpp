@@ -131,6 +131,8 @@ class Session {
   void profile_start(size_t max_events);
   void profile_stop();
   std::shared_ptr<Profiler> profiler();
+  // Records into `profiler` (a replica of a SessionPool joins its primary's).
+  void share_profiler(std::shared_ptr<Profiler> profiler);
 
  private:
   // A control-flow body as a child session sharing this session's devices

@@ -364,6 +364,11 @@ void Session::profile_stop() {
   if (profiler_) profiler_->stop();
 }
 
+void Session::share_profiler(std::shared_ptr<Profiler> profiler) {
+  std::lock_guard<std::mutex> lock(profile_mutex_);
+  profiler_ = std::move(profiler);
+}
+
 std::shared_ptr<Profiler> Session::profiler() {
   std::lock_guard<std::mutex> lock(profile_mutex_);
   return profiler_;

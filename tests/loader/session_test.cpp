@@ -435,4 +435,95 @@ TEST_F(SessionTest, ProfileOfAnUnprofiledSessionIsAClearError) {
   EXPECT_TRUE(ev.category.empty());
 }
 
+// ---- concurrent runs (max_concurrent_runs) -------------------------------------------------
+
+// Runs from several threads at once, on one session with max_concurrent_runs = `concurrent`,
+// each checking its own answer; returns the first mismatch or error.
+std::string run_from_threads(loom_session_t* session, int threads, int runs_each) {
+  std::vector<std::string> errors(static_cast<size_t>(threads));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int r = 0; r < runs_each && errors[static_cast<size_t>(t)].empty(); ++r) {
+        // Lengths differ between threads and runs: plans for several shapes at once.
+        const size_t n = static_cast<size_t>(1 + (t + r) % 5);
+        std::vector<float> x(n);
+        for (size_t i = 0; i < n; ++i) x[i] = static_cast<float>(t * 100 + r) - static_cast<float>(i) * 7.f;
+        loom_host_tensor_t in{};
+        in.struct_size = sizeof in;
+        in.dtype = LOOM_DTYPE_FLOAT32;
+        in.rank = 1;
+        in.dims[0] = static_cast<int64_t>(n);
+        in.data = x.data();
+        in.byte_size = n * 4;
+        const char* names[] = {"x"};
+        loom_host_tensor_t out{};
+        loom_status_t* s = loom_session_run(session, 1, names, &in, 1, &out);
+        if (s) {
+          errors[static_cast<size_t>(t)] = loom_status_message(s);
+          loom_status_free(s);
+          return;
+        }
+        // Relu then Neg: -max(x, 0).
+        const float* y = static_cast<const float*>(out.data);
+        for (size_t i = 0; i < n; ++i)
+          if (out.dims[0] != static_cast<int64_t>(n) || y[i] != -(x[i] > 0 ? x[i] : 0.f))
+            errors[static_cast<size_t>(t)] = "thread " + std::to_string(t) + " run " + std::to_string(r) + ": wrong output";
+        loom_host_tensor_release(&out);
+      }
+    });
+  for (auto& th : pool) th.join();
+  for (const std::string& e : errors)
+    if (!e.empty()) return e;
+  return "";
+}
+
+TEST_F(SessionTest, ConcurrentRunsGiveEachCallerItsOwnAnswer) {
+  ASSERT_EQ(take(loom_model_load(rt_, write_model("m.fake", "FAKEMODEL Relu Neg").c_str(), &model_)), "");
+  for (int32_t concurrent : {0, 1, 4}) {
+    loom_session_options_t so{};
+    so.struct_size = sizeof so;
+    so.devices = "fakehost";
+    so.threads = 4;
+    so.max_concurrent_runs = concurrent;
+    ASSERT_EQ(take(loom_session_create(rt_, model_, &so, &session_)), "");
+    EXPECT_EQ(run_from_threads(session_, 4, 50), "") << "max_concurrent_runs " << concurrent;
+    loom_session_destroy(session_);
+    session_ = nullptr;
+  }
+}
+
+// Replicas compile from the model the pool keeps: freeing the application's model after
+// creation must not matter, and a profile covers the runs of every replica.
+TEST_F(SessionTest, ConcurrentRunsOutliveTheModelAndShareTheProfile) {
+  ASSERT_EQ(take(loom_model_load(rt_, write_model("m.fake", "FAKEMODEL Relu Neg").c_str(), &model_)), "");
+  loom_session_options_t so{};
+  so.struct_size = sizeof so;
+  so.devices = "fakehost";
+  so.max_concurrent_runs = 3;
+  ASSERT_EQ(take(loom_session_create(rt_, model_, &so, &session_)), "");
+  loom_model_free(model_);
+  model_ = nullptr;
+  ASSERT_EQ(take(loom_session_profile_start(session_, 0)), "");
+  ASSERT_EQ(run_from_threads(session_, 3, 20), "");
+  Events ev;
+  loom_session_profile_events(session_, &Events::add, &ev);
+  EXPECT_EQ(ev.count("run"), 60u);
+  EXPECT_EQ(ev.count("node"), 120u);
+}
+
+TEST_F(SessionTest, ConcurrentRunBoundsAreChecked) {
+  ASSERT_EQ(take(loom_model_load(rt_, write_model("m.fake", "FAKEMODEL Relu").c_str(), &model_)), "");
+  loom_session_options_t so{};
+  so.struct_size = sizeof so;
+  so.devices = "fakehost";
+  so.max_concurrent_runs = -2;
+  std::string err = take(loom_session_create(rt_, model_, &so, &session_));
+  EXPECT_NE(err.find("max_concurrent_runs = -2 is negative"), std::string::npos) << err;
+  so.max_concurrent_runs = loom_max_threads() + 1;
+  err = take(loom_session_create(rt_, model_, &so, &session_));
+  EXPECT_NE(err.find("is out of range"), std::string::npos) << err;
+  EXPECT_EQ(session_, nullptr);
+}
+
 }  // namespace

@@ -6,7 +6,9 @@
  * caller frees with loom_status_free. Out-parameters come last.
  *
  * Thread-safety: a runtime may be used from several threads for loading models and creating
- * sessions. One session runs one inference at a time (loom_session_run serializes).
+ * sessions. loom_session_run and loom_session_run_values may be called from several threads at
+ * once: a session runs one inference at a time (the others wait) unless it was created with
+ * max_concurrent_runs > 1. The other session functions are thread-safe too.
  */
 #ifndef LOOM_LOOM_H
 #define LOOM_LOOM_H
@@ -194,6 +196,13 @@ typedef struct loom_session_options_t {
                                   condition say (default 10,000,000) */
   int64_t deadline_ms;         /* a run still going after this many milliseconds ends with
                                   LOOM_ERROR_CANCELLED (0 = no deadline; -1 is not allowed) */
+  /* Appended in 0.6: how many runs may be in progress at once, called from different threads.
+   * 0 or 1: one at a time (later calls wait for the run in progress). N > 1: the session
+   * compiles up to N - 1 more copies of its plan when concurrent calls need them; `threads` is
+   * then the budget of all of them (each copy gets max(1, threads / N) threads), and devices
+   * that share compiled weights between copies (onednn) hold them once. The session keeps a
+   * reference to the model's weights to compile those copies. At most loom_max_threads(). */
+  int32_t max_concurrent_runs;
 } loom_session_options_t;
 
 /* The largest `threads` a session accepts on this machine (0.6): the larger of 64 and 4 per
@@ -299,7 +308,7 @@ LOOM_API void loom_value_release(loom_value_t* value);
 /* Like loom_session_run with values of any kind: inputs by name (a tensor or a sequence may
  * be given for an optional input of its type); `outputs` must have room for
  * loom_model_num_outputs entries and receives them in the model's output order. On failure no
- * output needs releasing. One run at a time per session (it serializes). */
+ * output needs releasing. Concurrent calls as for loom_session_run. */
 LOOM_API loom_status_t* loom_session_run_values(loom_session_t* session, size_t num_inputs,
                                                 const char* const* input_names,
                                                 const loom_value_t* inputs, size_t num_outputs,
