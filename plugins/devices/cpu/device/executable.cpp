@@ -289,6 +289,12 @@ void Executable::compile_graph(const loom_graph_t& graph) {
     if (!cn.kernel.builtin && !cn.kernel.plugin)
       fail(LOOM_ERROR_UNSUPPORTED, node_label(node) + ": no cpu kernel for " + op_label(node) +
                                        " (opset " + std::to_string(node.opset) + ")");
+    // Made once here so that a profiled run only hands out a pointer.
+    cn.detail = cn.kernel.builtin
+                    ? "cpu " + op_label(node) + " kernel (opset " +
+                          std::to_string(cn.kernel.builtin->since_version) + ")"
+                    : "kernel plugin " + op_label(node) + " (opset " +
+                          std::to_string(cn.kernel.plugin->since_version) + ")";
     if (cn.kernel.builtin && cn.kernel.builtin->supports) {
       std::string reason = cn.kernel.builtin->supports(graph, node);
       if (!reason.empty()) fail(LOOM_ERROR_UNSUPPORTED, node_label(node) + ": " + reason);
@@ -354,7 +360,10 @@ std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs,
     scope.values[index] = borrowed(in);
     scope.present[index] = true;
   }
-  return execute(cg, scope);
+  // Only this top-level graph's nodes are reported: a Loop, If or Scan node's step spans its
+  // bodies' nodes, whose indices refer to their own graphs, not to the compiled subgraph.
+  const sdk::RunControl profiler(control);
+  return execute(cg, scope, profiler.profiling() ? &profiler : nullptr);
 }
 
 std::vector<Tensor> Executable::run_nested(const loom_graph_t& graph,
@@ -382,7 +391,8 @@ std::vector<Tensor> Executable::run_nested(const loom_graph_t& graph,
   return execute(cg, scope);
 }
 
-std::vector<Tensor> Executable::execute(const CompiledGraph& cg, Scope& scope) {
+std::vector<Tensor> Executable::execute(const CompiledGraph& cg, Scope& scope,
+                                        const sdk::RunControl* profile) {
   const loom_graph_t& g = *cg.graph;
   for (size_t v = 0; v < g.num_values; ++v)
     if (cg.constants[v].view.dtype != LOOM_DTYPE_UNDEFINED && !scope.present[v]) {
@@ -400,7 +410,16 @@ std::vector<Tensor> Executable::execute(const CompiledGraph& cg, Scope& scope) {
     scope.present[index] = true;
   }
   for (const CompiledNode& cn : cg.nodes) {
-    run_node(cg, cn, scope);
+    if (profile) {
+      // One step per node: the cpu device fuses nothing and drops no node at compile.
+      const uint64_t start = sdk::RunControl::now_ns();
+      run_node(cg, cn, scope);
+      const auto index = static_cast<int32_t>(&cn - cg.nodes.data());
+      profile->profile(cn.node->name, cn.detail.c_str(), std::span<const int32_t>(&index, 1),
+                       start, sdk::RunControl::now_ns());
+    } else {
+      run_node(cg, cn, scope);
+    }
     for (int32_t v : cn.release_after) {
       scope.values[static_cast<size_t>(v)] = Tensor{};
       scope.present[static_cast<size_t>(v)] = false;

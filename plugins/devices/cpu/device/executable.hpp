@@ -38,6 +38,7 @@ std::string why_unsupported(loom_host_t* host, const loom_graph_t& graph, const 
 struct CompiledNode {
   const loom_node_t* node = nullptr;
   ResolvedKernel kernel;
+  std::string detail;                  // how it runs, for profiled runs: the kernel's name
   void* plugin_state = nullptr;        // from loom_kernel_t::create
   std::vector<int32_t> release_after;  // values whose last use is this node
 };
@@ -82,7 +83,10 @@ class Executable {
  private:
   void compile_graph(const loom_graph_t& graph);
   void destroy_plugin_states();
-  std::vector<Tensor> execute(const CompiledGraph& cg, Scope& scope);
+  // `profile`: the run's control when it is profiled and `cg` is the top-level graph (only its
+  // node indices mean anything to the host), else null.
+  std::vector<Tensor> execute(const CompiledGraph& cg, Scope& scope,
+                              const sdk::RunControl* profile = nullptr);
   void run_node(const CompiledGraph& cg, const CompiledNode& cn, Scope& scope);
 
   loom_host_t* host_;
