@@ -69,6 +69,8 @@ Executable::Executable(const loom_graph_t& graph, cpu::ThreadPool& pool,
     const loom_node_t& node = *graph.nodes[n];
     Step step;
     step.label = where(node);
+    step.node = static_cast<int32_t>(n);
+    step.name = node.name ? node.name : "";
     std::string reason = why_unsupported(graph, node);
     if (!reason.empty()) fail(LOOM_ERROR_UNSUPPORTED, step.label + ": " + reason);
     for (size_t i = 0; i < node.num_inputs; ++i) {
@@ -170,6 +172,8 @@ void Executable::plan_layouts(const loom_graph_t& graph, std::vector<Step> node_
       step.op = make_layout_conversion(to_pack4);
       step.label = std::string(to_pack4 ? "NC4HW4 pack" : "NC4HW4 unpack") + " of value '" +
                    graph.values[v]->name + "'";
+      step.name = step.label;
+      step.detail = to_pack4 ? "neon layout NCHW -> NC4HW4" : "neon layout NC4HW4 -> NCHW";
       step.inputs = {v};
       step.outputs = {v + nv};
       steps_.push_back(std::move(step));
@@ -190,6 +194,8 @@ void Executable::plan_layouts(const loom_graph_t& graph, std::vector<Step> node_
     for (int32_t v : step.outputs)
       if (v >= 0) value_packed[static_cast<size_t>(v)] = packed[n];
     if (packed[n]) ++layout_stats_.packed_nodes;
+    step.detail = std::string("neon ") + graph.nodes[n]->op_type +
+                  (packed[n] ? " in NC4HW4" : " in NCHW");
     steps_.push_back(std::move(step));
   }
   // The core receives NCHW.
@@ -235,8 +241,13 @@ std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs,
   PoolRuntime rt(pool_);
   std::vector<const Tensor*> in_ptrs;
   std::vector<Tensor> outs;
+  // One step per node (the neon device fuses nothing and drops no node at compile), plus the
+  // layout conversions it inserted, reported with no node. The clock is read only when the
+  // host profiles this run.
+  const bool profiling = control.profiling();
   for (const Step& step : steps_) {
     control.poll();
+    const uint64_t start = profiling ? sdk::RunControl::now_ns() : 0;
     in_ptrs.clear();
     for (int32_t v : step.inputs) {
       if (v < 0) {
@@ -260,6 +271,11 @@ std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs,
       values[static_cast<size_t>(step.outputs[i])] = std::move(outs[i]);
       present[static_cast<size_t>(step.outputs[i])] = true;
     }
+    if (profiling)
+      control.profile(step.name.c_str(), step.detail.c_str(),
+                      step.node >= 0 ? std::span<const int32_t>(&step.node, 1)
+                                     : std::span<const int32_t>(),
+                      start, sdk::RunControl::now_ns());
     for (int32_t v : step.release_after) {
       values[static_cast<size_t>(v)] = Tensor{};
       present[static_cast<size_t>(v)] = false;

@@ -43,6 +43,10 @@ class Executable {
   struct Step {
     std::unique_ptr<Op> op;
     std::string label;                     // "<OpType> node '<name>'"
+    // For profiled runs: the node it computes (an index of the compiled graph's nodes), or -1
+    // for a layout conversion the device inserted; its name and how it runs.
+    int32_t node = -1;
+    std::string name, detail;
     std::vector<int32_t> inputs, outputs;  // value slots (see num_values_)
     std::vector<int32_t> release_after;    // values whose last use is this step
   };
