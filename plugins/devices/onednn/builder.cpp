@@ -13,6 +13,7 @@
 #include <limits>
 #include <loom/arena_plan.hpp>
 #include <loom/host_memory.hpp>
+#include <oneapi/dnnl/dnnl_debug.h>
 
 #include "shared_constants.hpp"
 
@@ -82,27 +83,44 @@ void Program::run(std::span<void* const> inputs, std::span<const HostBlock> outs
     if (input_slots[i] >= 0) bind(input_slots[i], inputs[i]);
   for (size_t i = 0; i < outs.size(); ++i) bind(outputs[i].slot, outs[i].data());
   auto execute = [&](Step& s) {
-    // A cancelled run or one past its deadline ends between primitives (the CPU engine's
-    // stream executes each before returning; a poll is an atomic load and a clock read).
-    control.poll();
     if (s.kernel)
       s.kernel(s.args);
     else
       s.prim.execute(stream, s.args);
   };
-  if (!profile) {
-    for (Step& s : steps) execute(s);
+  // A cancelled run or one past its deadline ends between primitives (the CPU engine's stream
+  // executes each before returning; a poll is an atomic load and a clock read).
+  if (!control.profiling()) {
+    for (Step& s : steps) {
+      control.poll();
+      execute(s);
+    }
     stream.wait();
     return;
   }
-  step_ms.resize(steps.size(), 0.0);
+  // Profiled (plugin ABI 1.5): each step is waited for, so that its time is its own work.
+  size_t next_free = 0;
+  auto report_step_free = [&](size_t before_step) {
+    for (; next_free < step_free_nodes.size() &&
+           step_free_nodes[next_free].before_step <= before_step;
+         ++next_free) {
+      const StepFreeNode& f = step_free_nodes[next_free];
+      const uint64_t now = sdk::RunControl::now_ns();
+      control.profile(f.name.c_str(), f.detail.c_str(), std::span<const int32_t>(&f.node, 1), now,
+                      now);
+    }
+  };
   for (size_t i = 0; i < steps.size(); ++i) {
-    auto start = std::chrono::steady_clock::now();
-    execute(steps[i]);
+    control.poll();
+    report_step_free(i);
+    Step& s = steps[i];
+    const uint64_t start = sdk::RunControl::now_ns();
+    execute(s);
     stream.wait();
-    step_ms[i] +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    control.profile(s.name.c_str(), s.detail.empty() ? nullptr : s.detail.c_str(), s.nodes, start,
+                    sdk::RunControl::now_ns());
   }
+  report_step_free(std::numeric_limits<size_t>::max());
 }
 
 // ---- Builder ------------------------------------------------------------------------------
@@ -117,7 +135,6 @@ Builder::Builder(IrGraph& graph, const DeviceOptions& options, dnnl::engine engi
   program_->stream = dnnl::stream(engine);
   program_->options = options;
   program_->constants = std::make_unique<ConstantPool>(options.huge_pages);
-  program_->profile = std::getenv("LOOM_ONEDNN_PROFILE") != nullptr;
 }
 
 dt Builder::compute_type() const {
@@ -202,8 +219,8 @@ int Builder::as(int value, const dnnl::memory::desc& md) {
   }
   int out = new_slot(md, SlotKind::kInternal);
   dnnl::reorder::primitive_desc pd(program_->engine, program_->slots[s].md, program_->engine, md);
-  add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, s}, {DNNL_ARG_TO, out}},
-           "reorder " + g_.value(value).name);
+  add_device_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, s}, {DNNL_ARG_TO, out}},
+                  "reorder " + g_.value(value).name);
   converted_.emplace_back(value, out);
   return out;
 }
@@ -285,9 +302,31 @@ int Builder::constant_slot(int value, const dnnl::memory::desc& md) {
 
 void Builder::add_kernel_step(
     std::function<void(const std::unordered_map<int, dnnl::memory>&)> kernel,
-    const std::vector<std::pair<int, int>>& args, const std::string& label) {
+    const std::vector<std::pair<int, int>>& args, const std::string& label,
+    const std::string& detail) {
   add_step(dnnl::primitive(), args, label);
   program_->steps.back().kernel = std::move(kernel);
+  program_->steps.back().detail = detail;
+}
+
+void Builder::add_device_step(dnnl::primitive prim, const std::vector<std::pair<int, int>>& args,
+                              const std::string& label) {
+  add_step(std::move(prim), args, label);
+  device_step_.back() = true;
+}
+
+// "convolution brg:avx2": the primitive's kind and oneDNN's implementation, what profiles show.
+static std::string primitive_detail(const dnnl::primitive& prim) {
+  const_dnnl_primitive_desc_t pd = prim.get_primitive_desc();
+  dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+  const char* impl = nullptr;
+  if (dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind) != dnnl_success)
+    kind = dnnl_undefined_primitive;
+  if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success)
+    impl = nullptr;
+  std::string detail = dnnl_prim_kind2str(kind);
+  if (impl && *impl) detail += std::string(" ") + impl;
+  return detail;
 }
 
 void Builder::add_step(dnnl::primitive prim, const std::vector<std::pair<int, int>>& args,
@@ -302,7 +341,43 @@ void Builder::add_step(dnnl::primitive prim, const std::vector<std::pair<int, in
     root.last_step = index;
   }
   step.label = label;
+  step.name = label;  // a node's step is renamed after its node by attribute_steps
+  if (step.prim) step.detail = primitive_detail(step.prim);
   program_->steps.push_back(std::move(step));
+  device_step_.push_back(false);
+}
+
+void Builder::add_with_folded(int node, std::vector<int32_t>& out) const {
+  if (std::find(out.begin(), out.end(), node) != out.end()) return;
+  out.push_back(node);
+  for (int f : g_.nodes[node].folded) add_with_folded(f, out);
+}
+
+// The steps emit(node) added compute `node` and every node it absorbed meanwhile as post-ops
+// or fused followers (and, transitively, what the rewrite passes had folded into those); its
+// reorders of operands into the layouts a primitive asked for compute no node. A node that
+// emitted no step of its own (a view: Reshape or Flatten of plain bytes, an Identity) is
+// reported as a zero-length step at its place, with the nodes it absorbed.
+void Builder::attribute_steps(int node, size_t first_step,
+                              const std::vector<bool>& absorbed_before) {
+  std::vector<int32_t> nodes;
+  add_with_folded(node, nodes);
+  for (size_t k = 0; k < g_.nodes.size(); ++k)
+    if (g_.nodes[k].absorbed && !absorbed_before[k]) add_with_folded(static_cast<int>(k), nodes);
+  const std::string& name = g_.nodes[node].view->name;
+  bool any = false;
+  for (size_t i = first_step; i < program_->steps.size(); ++i) {
+    if (device_step_[i]) continue;
+    Step& step = program_->steps[i];
+    step.nodes = nodes;
+    step.name = name;
+    any = true;
+  }
+  if (any) return;
+  for (int32_t n : nodes)
+    program_->step_free_nodes.push_back(
+        {program_->steps.size(), n, g_.nodes[n].view->name,
+         "no step of its own: a view of its input's bytes (" + g_.nodes[node].op + ")"});
 }
 
 void Builder::emit(int node) {
@@ -339,8 +414,8 @@ void Builder::bind_outputs() {
       program_->slots[src].constant = keep_constant(value);
       mem(src).set_data_handle(const_cast<void*>(program_->slots[src].constant));
       int out = new_slot(bytes, SlotKind::kOutput);
-      add_step(dnnl::reorder(mem(src), mem(out)), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, out}},
-               "output " + v.name);
+      add_device_step(dnnl::reorder(mem(src), mem(out)), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, out}},
+                      "output " + v.name);
       program_->outputs.push_back({out, v.dims, v.dtype, v.data_size});
       continue;
     }
@@ -370,7 +445,8 @@ void Builder::bind_outputs() {
       }
       int out = new_slot(out_md, SlotKind::kOutput);
       dnnl::reorder::primitive_desc pd(program_->engine, md, program_->engine, out_md);
-      add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, s}, {DNNL_ARG_TO, out}}, "output " + v.name);
+      add_device_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, s}, {DNNL_ARG_TO, out}},
+                      "output " + v.name);
       s = out;
     }
     program_->slots[s].kind = SlotKind::kOutput;
@@ -538,9 +614,12 @@ std::unique_ptr<Program> Builder::build() {
     for (size_t id = 0; id < last.size(); ++id)
       if (last[id] >= 0) last_read[last[id]].push_back(static_cast<int>(id));
   }
+  std::vector<bool> absorbed_before(g_.nodes.size());
   for (size_t k = 0; k < g_.nodes.size(); ++k) {
     if (!g_.nodes[k].absorbed) {
       current_node_ = static_cast<int>(k);
+      const size_t first_step = program_->steps.size();
+      for (size_t j = 0; j < g_.nodes.size(); ++j) absorbed_before[j] = g_.nodes[j].absorbed;
       try {
         emit(static_cast<int>(k));
       } catch (const dnnl::error& e) {
@@ -548,8 +627,25 @@ std::unique_ptr<Program> Builder::build() {
         sdk::fail(LOOM_ERROR_UNSUPPORTED, "onednn: " + n.op + " node '" + n.view->name +
                                               "': oneDNN refused it: " + e.what());
       }
+      attribute_steps(static_cast<int>(k), first_step, absorbed_before);
     }
     release_constants_read_last_by(static_cast<int>(k), last_read);
+  }
+  // The rest ran at compile: Constant nodes (their tensors are constants of the program) and
+  // anything a rewrite folded away without a node to carry it. Reported as zero-length steps
+  // after the last step.
+  {
+    std::vector<bool> covered(g_.nodes.size(), false);
+    for (const Step& s : program_->steps)
+      for (int32_t n : s.nodes) covered[static_cast<size_t>(n)] = true;
+    for (const StepFreeNode& f : program_->step_free_nodes)
+      covered[static_cast<size_t>(f.node)] = true;
+    for (size_t k = 0; k < g_.nodes.size(); ++k)
+      if (!covered[k])
+        program_->step_free_nodes.push_back(
+            {std::numeric_limits<size_t>::max(), static_cast<int32_t>(k), g_.nodes[k].view->name,
+             g_.nodes[k].op == "Constant" ? "Constant: made at compile"
+                                          : "folded away at compile (" + g_.nodes[k].op + ")"});
   }
   bind_outputs();
   plan_memory();

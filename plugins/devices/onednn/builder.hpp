@@ -69,7 +69,22 @@ struct Step {
   // A computation of this device's own (matvec.hpp), run instead of a primitive.
   std::function<void(const std::unordered_map<int, dnnl::memory>&)> kernel;
   std::unordered_map<int, dnnl::memory> args;
-  std::string label;  // node name and implementation, for profiling
+  std::string label;  // node name and implementation, for the verbose log
+  // For profiled runs (plugin ABI 1.5): the nodes of the compiled graph the step computes (the
+  // node emitted and every node fused into its primitive), none for a reorder or copy of the
+  // device's own; the first node's name (or the label); the primitive kind and oneDNN's
+  // implementation ("convolution brg:avx2"), or the device's own kernel.
+  std::vector<int32_t> nodes;
+  std::string name, detail;
+};
+
+// A node that runs no step of its own (a Constant made at compile, a view such as Reshape of
+// plain bytes): a profiled run reports it as a zero-length step, at its place between the
+// steps, so that every node of the subgraph is accounted for.
+struct StepFreeNode {
+  size_t before_step = 0;  // reported just before this step (steps.size(): after the last)
+  int32_t node = -1;
+  std::string name, detail;
 };
 
 struct OutputBinding {
@@ -83,7 +98,8 @@ struct OutputBinding {
 class Program {
  public:
   // Runs with the inputs in graph-input order and fills one host block per output.
-  // `control`: the run's cancellation (plugin ABI 1.4), polled between steps.
+  // `control`: the run's cancellation (plugin ABI 1.4), polled between steps, and its profile
+  // callback (1.5), which gets every step with its time when the host profiles the run.
   void run(std::span<void* const> inputs, std::span<const HostBlock> outputs,
            const sdk::RunControl& control = {});
 
@@ -99,8 +115,7 @@ class Program {
   std::unique_ptr<ConstantPool> constants;  // reordered weights, copies of Constant nodes
   // Reordered weights this program uses, maybe made (in their pool) by another program.
   std::vector<std::shared_ptr<void>> shared_constants;
-  bool profile = false;
-  std::vector<double> step_ms;
+  std::vector<StepFreeNode> step_free_nodes;  // in step order
 };
 
 // A post-op the emitter may fold into a conv/matmul primitive: the consumer node it replaces.
@@ -174,9 +189,15 @@ class Builder {
   // Appends a primitive reading/writing the given (arg id, slot) pairs.
   void add_step(dnnl::primitive prim, const std::vector<std::pair<int, int>>& args,
                 const std::string& label);
-  // Appends a computation of the device's own, reading its args' memory at run time.
+  // A reorder or copy the device needs for its own layouts, which computes no node (a profiled
+  // run reports it with no node).
+  void add_device_step(dnnl::primitive prim, const std::vector<std::pair<int, int>>& args,
+                       const std::string& label);
+  // Appends a computation of the device's own, reading its args' memory at run time; `detail`
+  // names the kernel for profiles ("loom matvec").
   void add_kernel_step(std::function<void(const std::unordered_map<int, dnnl::memory>&)> kernel,
-                       const std::vector<std::pair<int, int>>& args, const std::string& label);
+                       const std::vector<std::pair<int, int>>& args, const std::string& label,
+                       const std::string& detail);
   dnnl::memory& mem(int slot) { return program_->slots[slot].mem; }
 
   // Consumers of `value` this emitter may fold as post-ops, in chain order (not yet absorbed).
@@ -204,6 +225,10 @@ class Builder {
 
  private:
   void emit(int node);
+  // After emit(node): gives its steps the nodes they compute, or records the node as step-free.
+  void attribute_steps(int node, size_t first_step, const std::vector<bool>& absorbed_before);
+  // Adds `node` and the nodes the rewrite passes folded into it (transitively) to `out`.
+  void add_with_folded(int node, std::vector<int32_t>& out) const;
   void bind_outputs();
   void plan_memory();
   // Reports the constants no node after `node` reads (on_constant_copied).
@@ -219,6 +244,7 @@ class Builder {
   std::vector<bool> released_;             // per value: reported to constant_copied_
   std::function<void(int)> constant_copied_;
   std::vector<std::pair<int, int>> converted_;  // (value, slot) pairs made by as()
+  std::vector<bool> device_step_;               // per step: added by add_device_step
   int current_node_ = -1;
   bool blocked_convolutions_ = false;
   int64_t block_width_ = 16;

@@ -79,6 +79,7 @@ void rewrite_gelu(IrGraph& g) {
       drop_consumer(g, x, static_cast<int>(k));
       IrNode& h = g.nodes[half];
       for (int a : absorbed) g.nodes[a].absorbed = true;
+      h.folded.insert(h.folded.end(), absorbed.begin(), absorbed.end());
       h.op = "Gelu";
       h.inputs = {x};
       h.outputs = {final_value};
@@ -88,6 +89,7 @@ void rewrite_gelu(IrGraph& g) {
       continue;
     }
     for (int a : absorbed) g.nodes[a].absorbed = true;
+    div.folded.insert(div.folded.end(), absorbed.begin(), absorbed.end());
     div.op = "Gelu";
     div.inputs = {x};
     div.outputs = {final_value};
@@ -137,6 +139,7 @@ void fold_batch_norm(IrGraph& g) {
     conv.outputs[0] = bn.outputs[0];
     g.value(bn.outputs[0]).producer = p;
     bn.absorbed = true;
+    conv.folded.push_back(static_cast<int>(k));
   }
 }
 
@@ -206,6 +209,7 @@ void rewrite_layer_norm(IrGraph& g) {
     }
     if (g.value(out).dims != g.value(x).dims) continue;
     for (int a : absorbed) g.nodes[a].absorbed = true;
+    mean.folded.insert(mean.folded.end(), absorbed.begin(), absorbed.end());
     drop_consumer(g, x, sub);
     mean.op = "LayerNormalization";
     mean.inputs = {x, gamma};
@@ -241,6 +245,7 @@ void rewrite_gated_activations(IrGraph& g) {
     int out = g.nodes[mul].outputs[0];
     if (out < 0 || g.value(out).dims != g.value(x).dims) continue;
     g.nodes[mul].absorbed = true;
+    gate.folded.push_back(mul);
     drop_consumer(g, x, mul);
     gate.op = fused;
     gate.outputs = {out};

@@ -36,6 +36,9 @@ struct IrNode {
   std::vector<int> inputs;   // value indices, -1 = omitted
   std::vector<int> outputs;  // value indices, -1 = omitted
   bool absorbed = false;     // fused into another node's primitive; emits nothing
+  // Nodes a rewrite pass (fusion.cpp) folded into this one, which its step then computes too
+  // (what profiles report as the step's nodes).
+  std::vector<int> folded;
   // Rewrites recorded by the fusion passes.
   std::vector<float> folded_weights;  // Conv after a BatchNormalization fold
   std::vector<float> folded_bias;

@@ -126,7 +126,8 @@ bool emit_depthwise3x3(Builder& b, int node, const dnnl::convolution_forward::pr
        {DNNL_ARG_BIAS, bias_slot},
        {DNNL_ARG_DST, dst}},
       "Conv " + std::string(n.view->name) + " [loom depthwise3x3, " + std::to_string(fused) +
-          " post-ops]");
+          " post-ops]",
+      "loom depthwise3x3");
   return true;
 }
 

@@ -319,8 +319,8 @@ void emit_binary(Builder& b, int node) {
       if (choice.md1 != plain1) {
         int blocked = b.define(-1, choice.md1);
         dnnl::reorder::primitive_desc rpd(b.engine(), plain1, b.engine(), choice.md1);
-        b.add_step(dnnl::reorder(rpd), {{DNNL_ARG_FROM, src1}, {DNNL_ARG_TO, blocked}},
-                   "reorder " + r.name);
+        b.add_device_step(dnnl::reorder(rpd), {{DNNL_ARG_FROM, src1}, {DNNL_ARG_TO, blocked}},
+                          "reorder " + r.name);
         src1 = blocked;
       }
     }

@@ -98,7 +98,8 @@ void emit_matvec(Builder& bld, int node, const MatmulPlan& p) {
         matvec(data(DNNL_ARG_SRC), data(DNNL_ARG_WEIGHTS), data(DNNL_ARG_BIAS), alpha,
                data(DNNL_ARG_DST), k, cols);
       },
-      args, n.op + " " + n.view->name + " [loom matvec, " + std::to_string(p.leading) + " fused]");
+      args, n.op + " " + n.view->name + " [loom matvec, " + std::to_string(p.leading) + " fused]",
+      "loom matvec");
 }
 
 void emit_plan(Builder& bld, int node, MatmulPlan& p) {

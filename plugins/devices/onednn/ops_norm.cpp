@@ -107,7 +107,7 @@ void emit_softmax(Builder& b, int node) {
                        static_cast<float*>(mem.at(DNNL_ARG_DST).get_data_handle()), rows, len, log);
         },
         {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
-        n.op + " " + std::string(n.view->name) + " [loom rows]");
+        n.op + " " + std::string(n.view->name) + " [loom rows]", "loom softmax_rows");
     return;
   }
   if (log) {

@@ -292,11 +292,6 @@ loom_status_t* compile(loom_device_t* device, const loom_compile_args_t* args,
 }
 
 void release_executable(loom_device_t*, loom_executable_t* exe) {
-  if (exe && exe->program && exe->program->profile && !exe->program->step_ms.empty()) {
-    for (size_t i = 0; i < exe->program->steps.size(); ++i)
-      std::fprintf(stderr, "onednn profile: %10.3f ms  %s\n", exe->program->step_ms[i],
-                   exe->program->steps[i].label.c_str());
-  }
   delete exe;
 }
 

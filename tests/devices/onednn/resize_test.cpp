@@ -202,23 +202,14 @@ TEST(OnednnResize, IdentityResize) {
 
 // ---- inside a conv chain -----------------------------------------------------------------
 
-// Captures the onednn device's per-step profile of one run (LOOM_ONEDNN_PROFILE prints every
-// step's label when the executable is released).
+// The onednn device's steps for one compile of the model: with verbose=1 it logs the label of
+// every primitive it created, reorders included.
 std::string profile_steps(const ModelBuilder& m, const std::vector<int64_t>& shape) {
-  std::filesystem::path path = m.save();
-  setenv("LOOM_ONEDNN_PROFILE", "1", 1);
-  testing::internal::CaptureStderr();
-  try {
-    run_model(path, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, shape, 4)}}, onednn_only());
-  } catch (...) {
-    testing::internal::GetCapturedStderr();
-    unsetenv("LOOM_ONEDNN_PROFILE");
-    std::filesystem::remove(path);
-    throw;
-  }
-  std::string text = testing::internal::GetCapturedStderr();
-  unsetenv("LOOM_ONEDNN_PROFILE");
-  std::filesystem::remove(path);
+  std::string text;
+  for (const std::string& line :
+       run_model_capturing_log(m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, shape, 4)}},
+                               onednn_only("verbose=1"), "onednn"))
+    text += line + "\n";
   return text;
 }
 
