@@ -109,8 +109,6 @@ void KernelCall::launch(cl_uint dims, std::array<size_t, 3> global, std::array<s
 
 Executable::Executable(Device& device, const loom_graph_t& graph, size_t arena_size)
     : device_(device), graph_(&graph), arena_size_(arena_size) {
-  const char* profile = std::getenv("LOOM_OPENCL_PROFILE");
-  profile_ = profile && *profile && std::string(profile) != "0";
   values_.resize(graph.num_values);
   for (size_t id = 0; id < graph.num_values; ++id) {
     const loom_value_info_t* info = graph.values[id];
@@ -298,6 +296,8 @@ int Executable::add_scratch(loom_dtype_t dtype, std::vector<int64_t> shape) {
 }
 
 void Executable::add_step(Step step) {
+  step.nodes = current_nodes_;
+  step.name = current_nodes_.empty() ? step.label : graph_->nodes[current_nodes_[0]]->name;
   steps_.push_back(std::move(step));
 }
 
@@ -360,6 +360,7 @@ void Executable::plan_fusions(std::vector<Fusion>& fusions, std::vector<bool>& s
   for (size_t k = 0; k < g.num_nodes; ++k) {
     const loom_node_t& node = *g.nodes[k];
     fusions[k].output = node.num_outputs ? node.outputs[0] : -1;
+    fusions[k].nodes = {static_cast<int32_t>(k)};
     if (skipped[k]) continue;
     std::string op = node.op_type;
     bool conv = op == "Conv";
@@ -381,10 +382,12 @@ void Executable::plan_fusions(std::vector<Fusion>& fusions, std::vector<bool>& s
         fusions[k].act_min = lo;
         fusions[k].act_max = hi;
         skipped[j] = true;
+        fusions[k].nodes.push_back(static_cast<int32_t>(j));
         fusions[k].output = next.outputs[0];
         break;  // one activation ends the chain
       }
       skipped[j] = true;
+      fusions[k].nodes.push_back(static_cast<int32_t>(j));
       v = fusions[k].output = next.outputs[0];
     }
   }
@@ -410,8 +413,16 @@ void Executable::lower_nodes() {
                                               "' is not known when the subgraph is compiled");
     }
     scratch_cursor_ = 0;
+    const size_t first_step = steps_.size();
+    current_nodes_ = fusions[k].nodes;
     find_op(node.op())->lower(*this, node, fusions[k]);
+    current_nodes_.clear();
     ++current_op_;
+    if (steps_.size() == first_step)  // an empty result: nothing to launch
+      for (int32_t n : fusions[k].nodes)
+        step_free_nodes_.push_back({first_step, n, g.nodes[n]->name,
+                                    "no kernel of its own (" + node.op() +
+                                        "): an empty result or a value passed through"});
   }
 }
 

@@ -72,6 +72,7 @@ struct Fusion {
   int batch_norm = -1;  // index of a BatchNormalization node folded into a Conv
   float act_min = -std::numeric_limits<float>::infinity();
   float act_max = std::numeric_limits<float>::infinity();
+  std::vector<int32_t> nodes;  // the node and those fused into it (what profiles report)
 };
 
 struct BufferArg {
@@ -83,6 +84,11 @@ struct BufferArg {
 struct Step {
   std::string label;
   std::string kernel_name;
+  // For profiled runs (plugin ABI 1.5): the nodes of the compiled graph the launch computes
+  // (its node and the nodes fused into it), none for a conversion of the device's own (fp16
+  // storage); the first node's name, or the label.
+  std::vector<int32_t> nodes;
+  std::string name;
   KernelHandle kernel;
   cl_uint dims = 1;
   std::array<size_t, 3> global{1, 1, 1};
@@ -163,20 +169,30 @@ class Executable {
                    const std::vector<loom_buffer_t*>& outputs, size_t* byte_offset) const;
   void set_buffer_arg(Step& step, const BufferArg& arg, cl_mem mem, size_t byte_offset);
 
-  void log_profile(const std::vector<double>& step_ms) const;
+  // The profiled form of run's launches: each step is waited for and reported with its time.
+  void report_step_free_nodes(const sdk::RunControl& control, size_t before_step,
+                              size_t& next) const;
   // Throws the error of the first failed index check recorded in `flags` (the error buffer
   // read back after a run), if any.
   void report_index_errors(const std::vector<cl_int>& flags) const;
 
   Device& device_;
   const loom_graph_t* graph_;  // compile only
-  bool profile_ = false;       // LOOM_OPENCL_PROFILE set: time every step
   size_t arena_size_;
   // A deque: lowering adds values (folded constants, scratch) while holding references to
   // others, and a deque's push_back never moves the elements already in it.
   std::deque<Value> values_;
   std::vector<std::vector<uint8_t>> owned_constants_;
   std::vector<Step> steps_;
+  // Nodes that launch no kernel (an empty result, a node whose lowering needs none), reported
+  // by profiled runs as zero-length steps before step `first` so that every node is covered.
+  struct StepFreeNode {
+    size_t before_step;
+    int32_t node;
+    std::string name, detail;
+  };
+  std::vector<StepFreeNode> step_free_nodes_;
+  std::vector<int32_t> current_nodes_;    // the nodes of the op being lowered (add_step)
   std::vector<IndexCheck> index_checks_;  // slot -> what it checks
   std::vector<int> inputs_;               // value ids in run order
   std::vector<int> outputs_;              // value ids in run order

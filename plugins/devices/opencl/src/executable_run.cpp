@@ -2,13 +2,10 @@
 // arguments, enqueues the steps on the device's in-order queue and waits for this run's work;
 // then reports any out-of-range index the kernels flagged. Part 1 (executable.cpp) compiles.
 #include <algorithm>
-#include <chrono>
 #include <climits>
-#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <loom/plugin.hpp>
-#include <map>
 
 #include "executable.hpp"
 #include "transfers.hpp"
@@ -58,29 +55,15 @@ void Executable::set_buffer_arg(Step& step, const BufferArg& a, cl_mem mem, size
            "binding an offset of " + step.label);
 }
 
-// Time per kernel, summed over the steps that use it, largest first (LOOM_OPENCL_PROFILE=1:
-// each step then waits for the previous one, so the sum exceeds a normal run's latency).
-void Executable::log_profile(const std::vector<double>& step_ms) const {
-  std::map<std::string, std::pair<double, int>> per_kernel;
-  double total = 0;
-  for (size_t i = 0; i < step_ms.size(); ++i) {
-    auto& entry = per_kernel[steps_[i].kernel_name];
-    entry.first += step_ms[i];
-    entry.second += 1;
-    total += step_ms[i];
+void Executable::report_step_free_nodes(const sdk::RunControl& control, size_t before_step,
+                                        size_t& next) const {
+  for (; next < step_free_nodes_.size() && step_free_nodes_[next].before_step <= before_step;
+       ++next) {
+    const StepFreeNode& f = step_free_nodes_[next];
+    const uint64_t now = sdk::RunControl::now_ns();
+    control.profile(f.name.c_str(), f.detail.c_str(), std::span<const int32_t>(&f.node, 1), now,
+                    now);
   }
-  std::vector<std::pair<double, std::string>> order;
-  for (const auto& [name, entry] : per_kernel) {
-    char line[160];
-    std::snprintf(line, sizeof line, "%-24s %4d launches %10.2f ms", name.c_str(), entry.second,
-                  entry.first);
-    order.emplace_back(entry.first, line);
-  }
-  std::sort(order.rbegin(), order.rend());
-  std::string text = "profile of " + std::to_string(step_ms.size()) + " steps, " +
-                     std::to_string(static_cast<int64_t>(total)) + " ms:";
-  for (const auto& [ms, line] : order) text += "\n  " + line;
-  sdk::log(LOOM_LOG_INFO, "opencl", text);
 }
 
 void Executable::report_index_errors(const std::vector<cl_int>& flags) const {
@@ -181,8 +164,15 @@ void Executable::run(const loom_run_args_t& args) {
   const sdk::RunControl control(&args);
   const bool polled = control.raw() && control.raw()->poll;
   control.poll();
+  // Profiled (plugin ABI 1.5): every launch is waited for with clFinish before the next one is
+  // enqueued, so that each step's time is its own kernel's (launch and wait included), not the
+  // time it sat in the queue. Profiling therefore serializes the device's work: a profiled run
+  // is slower than a normal one. What the queue held before this run (uploads, the clearing of
+  // the index checks, earlier runs) is finished first so that it does not count as a step.
+  const bool profiling = control.profiling();
+  size_t next_free = 0;
+  if (profiling) check_cl(clFinish(queue), "waiting for the work before a profiled run");
   std::deque<EventHandle> chunks;
-  std::vector<double> step_ms;
   for (size_t k = 0; k < steps_.size(); ++k) {
     Step& s = steps_[k];
     if (polled && k > 0 && k % kStepsPerPoll == 0) {
@@ -197,7 +187,8 @@ void Executable::run(const loom_run_args_t& args) {
       }
       control.poll();
     }
-    auto start = std::chrono::steady_clock::now();
+    if (profiling) report_step_free_nodes(control, k, next_free);
+    const uint64_t start = profiling ? sdk::RunControl::now_ns() : 0;
     for (const BufferArg& a : s.buffers) {
       const Value& v = values_[a.value];
       if (!dynamic_storage(v.storage)) continue;
@@ -214,18 +205,25 @@ void Executable::run(const loom_run_args_t& args) {
     check_cl(clEnqueueNDRangeKernel(queue, s.kernel.get(), s.dims, nullptr, s.global.data(), local,
                                     0, nullptr, nullptr),
              "launching " + s.label);
-    if (profile_) {
+    if (profiling) {
       check_cl(clFinish(queue), "running " + s.label);
-      step_ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count());
+      control.profile(s.name.c_str(), s.kernel_name.c_str(), s.nodes, start,
+                      sdk::RunControl::now_ns());
     }
   }
-  if (profile_) log_profile(step_ms);
+  if (profiling) report_step_free_nodes(control, steps_.size(), next_free);
   // Outputs no kernel wrote: a graph input or a constant handed straight through.
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const Value& v = values_[outputs_[i]];
     if (v.storage == Storage::Output || v.bytes() == 0) continue;
+    // A copy of the device's own (it computes no node), timed like the launches.
+    const uint64_t start = profiling ? sdk::RunControl::now_ns() : 0;
+    auto report_copy = [&] {
+      if (!profiling) return;
+      check_cl(clFinish(queue), "copying output '" + v.name + "'");
+      control.profile(("output '" + v.name + "'").c_str(), "copy", {}, start,
+                      sdk::RunControl::now_ns());
+    };
     if (v.storage == Storage::Constant) {
       // From the host data (f32), not the constants buffer, which may hold fp16 halves.
       if (!v.host_data || v.host_size < host_bytes(v))
@@ -234,6 +232,7 @@ void Executable::run(const loom_run_args_t& args) {
       check_cl(clEnqueueWriteBuffer(queue, outputs[i]->mem.get(), CL_FALSE, 0, host_bytes(v),
                                     v.host_data, 0, nullptr, nullptr),
                "writing output '" + v.name + "'");
+      report_copy();
       continue;
     }
     size_t offset = 0;
@@ -241,6 +240,7 @@ void Executable::run(const loom_run_args_t& args) {
     check_cl(clEnqueueCopyBuffer(queue, src, outputs[i]->mem.get(), offset, 0, v.bytes(), 0,
                                  nullptr, nullptr),
              "copying output '" + v.name + "'");
+    report_copy();
   }
   if (errors)
     check_cl(
