@@ -19,6 +19,20 @@ uint64_t align_up(uint64_t v, uint64_t a) {
   return (v + a - 1) / a * a;
 }
 
+// Every step waits for the previous ones: kernels of one subgraph mostly form a chain, and a
+// global barrier is what drivers handle best for that. Barriers order commands across the
+// command buffers of one queue too (submission order), so segments chain the same way.
+void full_barrier(VkCommandBuffer cmd) {
+  VkMemoryBarrier barrier{};
+  barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                          VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  const VkPipelineStageFlags stages =
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+
 }  // namespace
 
 struct DispatchStep {
@@ -26,6 +40,7 @@ struct DispatchStep {
   std::vector<Loc> bindings;
   std::array<uint32_t, 3> groups{};
   VkDescriptorSet set = VK_NULL_HANDLE;
+  std::array<uint32_t, kMaxBindings> words{};  // push constants: the bindings' element offsets
 };
 struct CopyStep {
   Loc src, dst;
@@ -33,6 +48,11 @@ struct CopyStep {
 };
 struct Executable::Step {
   std::variant<DispatchStep, CopyStep> what;
+  // For profiled runs: the nodes of the compiled graph the step computes (its node and those
+  // fused into it as epilogues), none for a conversion of the device's own (fp16 storage of
+  // inputs and outputs); the first node's name or what the step does; the pipeline's name.
+  std::vector<int32_t> nodes;
+  std::string name, detail;
 };
 
 uint32_t u32(int64_t v, const char* what) {
@@ -97,18 +117,23 @@ class SubgraphBuilder final : public Builder {
     for (size_t n = 0; n < g_.num_nodes; ++n) {
       current_ = n;
       if (skipped_[n]) continue;
-      const loom_node_t& node = *g_.nodes[n];
-      const OpDef* op = find_op(node.domain ? node.domain : "", node.op_type);
-      if (!op)
-        sdk::fail(LOOM_ERROR_UNSUPPORTED, std::string("vulkan: no kernel for ") + node.op_type +
-                                              " (node '" + node.name + "')");
-      bool any_output = false;
-      for (size_t o = 0; o < node.num_outputs; ++o)
-        if (node.outputs[o] >= 0 && value(node.outputs[o]).elements() > 0) any_output = true;
-      for (size_t o = 0; o < node.num_outputs; ++o)
-        if (node.outputs[o] >= 0) place(node.outputs[o]);
-      if (!any_output) continue;
-      op->build(*this, node);
+      const size_t first_step = exe_.steps_.size();
+      const std::vector<bool> skipped_before = skipped_;
+      build_node(n);
+      // The node's steps compute it and every node it absorbed meanwhile.
+      std::vector<int32_t> nodes{static_cast<int32_t>(n)};
+      for (size_t m = 0; m < g_.num_nodes; ++m)
+        if (skipped_[m] && !skipped_before[m]) nodes.push_back(static_cast<int32_t>(m));
+      for (size_t i = first_step; i < exe_.steps_.size(); ++i) {
+        exe_.steps_[i].nodes = nodes;
+        exe_.steps_[i].name = g_.nodes[n]->name;
+      }
+      if (exe_.steps_.size() == first_step)
+        for (int32_t m : nodes)
+          exe_.step_free_nodes_.push_back(
+              {first_step, m, g_.nodes[m]->name,
+               std::string("no dispatch of its own (") + g_.nodes[n]->op_type +
+                   "): an empty result or a value passed through"});
     }
     for (size_t i = 0; i < g_.num_outputs; ++i) {
       TensorInfo& t = place(g_.outputs[i]);
@@ -118,6 +143,21 @@ class SubgraphBuilder final : public Builder {
                     static_cast<uint64_t>(t.elements()));
       }
     }
+  }
+
+  void build_node(size_t n) {
+    const loom_node_t& node = *g_.nodes[n];
+    const OpDef* op = find_op(node.domain ? node.domain : "", node.op_type);
+    if (!op)
+      sdk::fail(LOOM_ERROR_UNSUPPORTED, std::string("vulkan: no kernel for ") + node.op_type +
+                                            " (node '" + node.name + "')");
+    bool any_output = false;
+    for (size_t o = 0; o < node.num_outputs; ++o)
+      if (node.outputs[o] >= 0 && value(node.outputs[o]).elements() > 0) any_output = true;
+    for (size_t o = 0; o < node.num_outputs; ++o)
+      if (node.outputs[o] >= 0) place(node.outputs[o]);
+    if (!any_output) return;
+    op->build(*this, node);
   }
 
   const loom_graph_t& graph() const override { return g_; }
@@ -205,10 +245,10 @@ class SubgraphBuilder final : public Builder {
     d.pipeline = &context().pipelines().get(name, static_cast<uint32_t>(bindings.size()), spec);
     d.bindings = bindings;
     d.groups = groups;
-    exe_.steps_.push_back({d});
+    exe_.steps_.push_back({d, {}, name, name});
   }
   void copy(const Loc& src, const Loc& dst, uint64_t bytes) override {
-    if (bytes) exe_.steps_.push_back({CopyStep{src, dst, bytes}});
+    if (bytes) exe_.steps_.push_back({CopyStep{src, dst, bytes}, {}, "copy", "copy"});
   }
 
  private:
@@ -310,6 +350,7 @@ void Executable::release() {
   for (VkFence fence : fences_) vkDestroyFence(dev, fence, nullptr);
   fences_.clear();
   segments_.clear();  // freed with their pool
+  single_steps_.clear();
   if (command_pool_) vkDestroyCommandPool(dev, command_pool_, nullptr);
   if (descriptor_pool_) vkDestroyDescriptorPool(dev, descriptor_pool_, nullptr);
   command_pool_ = VK_NULL_HANDLE;
@@ -443,22 +484,9 @@ void Executable::record() {
 
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  // Every step waits for the previous ones: kernels of one subgraph mostly form a chain, and a
-  // global barrier is what drivers handle best for that. Barriers order commands across the
-  // command buffers of one queue too (submission order), so segments chain the same way.
-  VkMemoryBarrier barrier{};
-  barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                          VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  const VkPipelineStageFlags stages =
-      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
   VkCommandBuffer cmd = segments_[0];
-  auto full_barrier = [&] {
-    vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
-  };
   vk_check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
-  full_barrier();  // after the input copies of the transfer command buffer
+  full_barrier(cmd);  // after the input copies of the transfer command buffer
   size_t recorded = 0;
   for (Step& s : steps_) {
     if (recorded > 0 && recorded % kStepsPerSegment == 0) {
@@ -474,11 +502,10 @@ void Executable::record() {
       sa.descriptorSetCount = 1;
       sa.pSetLayouts = &d->pipeline->set_layout;
       vk_check(vkAllocateDescriptorSets(dev, &sa, &d->set), "vkAllocateDescriptorSets");
-      uint32_t words[kMaxBindings] = {};
       std::vector<VkDescriptorBufferInfo> infos(d->bindings.size());
       std::vector<VkWriteDescriptorSet> writes(d->bindings.size());
       for (size_t i = 0; i < d->bindings.size(); ++i) {
-        infos[i] = resolve(d->bindings[i], &words[i]);
+        infos[i] = resolve(d->bindings[i], &d->words[i]);
         writes[i] = VkWriteDescriptorSet{};
         writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
         writes[i].dstSet = d->set;
@@ -488,25 +515,101 @@ void Executable::record() {
         writes[i].pBufferInfo = &infos[i];
       }
       vkUpdateDescriptorSets(dev, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
-      vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->pipeline);
-      vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->layout, 0, 1,
-                              &d->set, 0, nullptr);
-      vkCmdPushConstants(cmd, d->pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof words,
-                         words);
-      vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
-    } else {
-      const CopyStep& c = std::get<CopyStep>(s.what);
-      auto [src_buffer, src_offset] = absolute(c.src);
-      auto [dst_buffer, dst_offset] = absolute(c.dst);
-      VkBufferCopy region{};
-      region.srcOffset = src_offset;
-      region.dstOffset = dst_offset;
-      region.size = c.bytes;
-      vkCmdCopyBuffer(cmd, src_buffer, dst_buffer, 1, &region);
     }
-    full_barrier();
+    record_step(cmd, s);
   }
   vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+}
+
+void Executable::record_step(VkCommandBuffer cmd, const Step& s) {
+  if (const auto* d = std::get_if<DispatchStep>(&s.what)) {
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->pipeline);
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->layout, 0, 1,
+                            &d->set, 0, nullptr);
+    vkCmdPushConstants(cmd, d->pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                       sizeof(uint32_t) * kMaxBindings, d->words.data());
+    vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
+  } else {
+    const CopyStep& c = std::get<CopyStep>(s.what);
+    auto [src_buffer, src_offset] = absolute(c.src);
+    auto [dst_buffer, dst_offset] = absolute(c.dst);
+    VkBufferCopy region{};
+    region.srcOffset = src_offset;
+    region.dstOffset = dst_offset;
+    region.size = c.bytes;
+    vkCmdCopyBuffer(cmd, src_buffer, dst_buffer, 1, &region);
+  }
+  full_barrier(cmd);
+}
+
+void Executable::record_single_steps() {
+  if (steps_.empty()) return;
+  std::vector<VkCommandBuffer> buffers(steps_.size());
+  VkCommandBufferAllocateInfo ca{};
+  ca.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  ca.commandPool = command_pool_;
+  ca.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ca.commandBufferCount = static_cast<uint32_t>(buffers.size());
+  vk_check(vkAllocateCommandBuffers(context_.device(), &ca, buffers.data()),
+           "vkAllocateCommandBuffers");
+  struct FreeOnError {
+    Executable& exe;
+    std::vector<VkCommandBuffer>& buffers;
+    ~FreeOnError() {
+      if (!buffers.empty())
+        vkFreeCommandBuffers(exe.context_.device(), exe.command_pool_,
+                             static_cast<uint32_t>(buffers.size()), buffers.data());
+    }
+  } guard{*this, buffers};
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    vk_check(vkBeginCommandBuffer(buffers[i], &begin), "vkBeginCommandBuffer");
+    full_barrier(buffers[i]);  // after the previous step's (or the input copies') writes
+    record_step(buffers[i], steps_[i]);
+    vk_check(vkEndCommandBuffer(buffers[i]), "vkEndCommandBuffer");
+  }
+  single_steps_ = std::move(buffers);  // leaves `buffers` empty: the guard frees nothing
+  buffers.clear();
+}
+
+// Profiled (plugin ABI 1.5): the input copies, each step and the output copies are submitted
+// one at a time and waited for, so that each reported time is that work's own. Profiling thus
+// serializes the device's work (no two steps overlap, and the host waits after each), so a
+// profiled run is slower than a normal one. Polls between steps.
+void Executable::submit_profiled(VkCommandBuffer out_cmd, const sdk::RunControl& control) {
+  if (single_steps_.size() != steps_.size()) record_single_steps();
+  VkFence fence = fences_[0];
+  auto timed = [&](VkCommandBuffer cmd) {
+    context_.submit(std::span<const VkCommandBuffer>(&cmd, 1), fence);
+    context_.wait(fence);
+  };
+  uint64_t start = sdk::RunControl::now_ns();
+  timed(transfers_);
+  control.profile("inputs", "copy", {}, start, sdk::RunControl::now_ns());
+  size_t next_free = 0;
+  auto report_step_free = [&](size_t before_step) {
+    for (; next_free < step_free_nodes_.size() &&
+           step_free_nodes_[next_free].before_step <= before_step;
+         ++next_free) {
+      const StepFreeNode& f = step_free_nodes_[next_free];
+      const uint64_t now = sdk::RunControl::now_ns();
+      control.profile(f.name.c_str(), f.detail.c_str(), std::span<const int32_t>(&f.node, 1), now,
+                      now);
+    }
+  };
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    control.poll();
+    report_step_free(i);
+    start = sdk::RunControl::now_ns();
+    timed(single_steps_[i]);
+    control.profile(steps_[i].name.c_str(), steps_[i].detail.c_str(), steps_[i].nodes, start,
+                    sdk::RunControl::now_ns());
+  }
+  report_step_free(steps_.size());
+  start = sdk::RunControl::now_ns();
+  timed(out_cmd);
+  control.profile("outputs", "copy", {}, start, sdk::RunControl::now_ns());
 }
 
 void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tensor_t> outputs,
@@ -595,7 +698,10 @@ void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tenso
                              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                          0, 1, &barrier, 0, nullptr, 0, nullptr);
     vk_check(vkEndCommandBuffer(out_cmd), "vkEndCommandBuffer");
-    submit_segments(out_cmd, control);
+    if (control.profiling())
+      submit_profiled(out_cmd, control);
+    else
+      submit_segments(out_cmd, control);
     if (uses_error_word_) {
       uint32_t word = 0;
       context_.download(private_, error_word_.offset, &word, 4);

@@ -8,6 +8,7 @@
 
 #include <loom/plugin.hpp>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "builder.hpp"
@@ -46,6 +47,12 @@ class Executable {
   VkDescriptorBufferInfo resolve(const Loc& loc, uint32_t* word_offset) const;
   void release();
   void submit_segments(VkCommandBuffer out_cmd, const sdk::RunControl& control);
+  // Records `s` (its dispatch or copy, then a full barrier) into `cmd`; its descriptor set is
+  // already written.
+  void record_step(VkCommandBuffer cmd, const Step& s);
+  // Profiled runs (plugin ABI 1.5): one command buffer per step, recorded on the first one.
+  void record_single_steps();
+  void submit_profiled(VkCommandBuffer out_cmd, const sdk::RunControl& control);
 
   Context& context_;
   const loom_graph_t& graph_;
@@ -62,6 +69,17 @@ class Executable {
   VkCommandBuffer transfers_ = VK_NULL_HANDLE;
   std::vector<VkCommandBuffer> segments_;  // the recorded steps, kStepsPerSegment each
   std::vector<VkFence> fences_;            // one per segment
+  // Profiling: each step in a command buffer of its own, submitted and waited for alone (the
+  // segments batch 8 steps, whose times could not be told apart).
+  std::vector<VkCommandBuffer> single_steps_;
+  // Nodes that dispatch nothing (empty results, values aliased in place), reported by profiled
+  // runs as zero-length steps before step `before_step`, so that every node is covered.
+  struct StepFreeNode {
+    size_t before_step;
+    int32_t node;
+    std::string name, detail;
+  };
+  std::vector<StepFreeNode> step_free_nodes_;
 };
 
 }  // namespace loom::vulkan
