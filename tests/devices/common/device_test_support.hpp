@@ -167,6 +167,22 @@ void expect_absurd_session_options_refused(const std::string& devices);
 // poll loom_run_control_t between their steps).
 void expect_long_subgraph_cancelled(const std::string& devices);
 
+// Plugin ABI 1.5 profiling at the device's C ABI (profile_cases.cpp): a small network (Conv ->
+// Relu -> 1x1 Conv -> residual Add -> Relu -> GlobalAveragePool -> Flatten -> MatMul -> bias
+// Add) compiled by the device plugin `family` (loaded from a private copy with a fake host) and
+// run with a loom_run_control_t whose profile callback records the steps. Every node is in some
+// step, every index in range, each step named after its first node, with a detail, its times
+// ordered, without overlap and inside the run call; a run without `profile` (and one without a
+// control) reports nothing and gives the same outputs. `fuses_conv_relu`: some step computes
+// both the Conv and its Relu (else every step computes at most one node). Skips when the
+// device has no usable instance here.
+void expect_steps_profiled(const std::string& family, bool fuses_conv_relu,
+                           const std::string& device_options = "");
+// The same checks on Add -> Loop (3 iterations of a two-node body) -> Relu, for devices that run
+// Loop themselves; also that each top-level node is reported exactly once (the body's nodes
+// never appear under the top-level graph's indices).
+void expect_control_flow_profiled(const std::string& family);
+
 // Runs the model once (the core compiles at the first run) on a runtime of its own whose debug
 // log is captured, and returns the messages whose source is `source` (a device's name), for
 // tests that read what a device planned from its log.
