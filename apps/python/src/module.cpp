@@ -5,7 +5,8 @@
 // Inputs are borrowed for the call (no copy: the core reads the NumPy buffers); outputs are NumPy
 // arrays over the buffers the core allocated, owned by a capsule that releases the loom_value_t
 // when the last array of the value dies. The GIL is released while the core loads plugins, loads
-// a model, creates a session and runs.
+// a model, creates a session and runs. Inputs may also come through DLPack (dlpack_tensor: a
+// torch tensor, a JAX array, ...), read in place when C-contiguous.
 #include <loom/loom.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -241,6 +242,104 @@ void fill_tensor(const std::string& name, nb::handle item, InputValues& in, loom
   }
 }
 
+// Loom's element type for a DLPack dtype, or LOOM_DTYPE_UNDEFINED.
+loom_dtype_t loom_dtype(nb::dlpack::dtype dt) {
+  using code = nb::dlpack::dtype_code;
+  if (dt.lanes != 1) return LOOM_DTYPE_UNDEFINED;
+  switch (static_cast<code>(dt.code)) {
+    case code::Float:
+      return dt.bits == 16   ? LOOM_DTYPE_FLOAT16
+             : dt.bits == 32 ? LOOM_DTYPE_FLOAT32
+             : dt.bits == 64 ? LOOM_DTYPE_FLOAT64
+                             : LOOM_DTYPE_UNDEFINED;
+    case code::Bfloat:
+      return dt.bits == 16 ? LOOM_DTYPE_BFLOAT16 : LOOM_DTYPE_UNDEFINED;
+    case code::Int:
+      return dt.bits == 8    ? LOOM_DTYPE_INT8
+             : dt.bits == 16 ? LOOM_DTYPE_INT16
+             : dt.bits == 32 ? LOOM_DTYPE_INT32
+             : dt.bits == 64 ? LOOM_DTYPE_INT64
+                             : LOOM_DTYPE_UNDEFINED;
+    case code::UInt:
+      return dt.bits == 8    ? LOOM_DTYPE_UINT8
+             : dt.bits == 16 ? LOOM_DTYPE_UINT16
+             : dt.bits == 32 ? LOOM_DTYPE_UINT32
+             : dt.bits == 64 ? LOOM_DTYPE_UINT64
+                             : LOOM_DTYPE_UNDEFINED;
+    case code::Bool:
+      return dt.bits == 8 ? LOOM_DTYPE_BOOL : LOOM_DTYPE_UNDEFINED;
+    case code::Complex:
+      return dt.bits == 64    ? LOOM_DTYPE_COMPLEX64
+             : dt.bits == 128 ? LOOM_DTYPE_COMPLEX128
+                              : LOOM_DTYPE_UNDEFINED;
+    default:
+      return LOOM_DTYPE_UNDEFINED;
+  }
+}
+
+using AnyTensor = nb::ndarray<nb::ro>;
+
+// A DLPack tensor as run() takes a NumPy input: (dtype, shape, 1-D uint8 array of its bytes).
+// A C-contiguous tensor is read in place (the array holds the imported tensor, and so the
+// producer's buffer, alive); any other layout is copied once into a new contiguous buffer, as
+// a strided NumPy input is. Only host memory: the core reads the bytes with the CPU.
+nb::tuple dlpack_tensor(const AnyTensor& tensor) {
+  if (tensor.device_type() != nb::device::cpu::value)
+    throw nb::value_error(("a DLPack tensor on device type " +
+                           std::to_string(tensor.device_type()) +
+                           " (not the CPU): copy it to host memory first (e.g. .cpu())")
+                              .c_str());
+  loom_dtype_t dtype = loom_dtype(tensor.dtype());
+  if (dtype == LOOM_DTYPE_UNDEFINED)
+    throw nb::type_error(("a DLPack tensor of type code " + std::to_string(tensor.dtype().code) +
+                          ", " + std::to_string(tensor.dtype().bits) + " bits, " +
+                          std::to_string(tensor.dtype().lanes) + " lanes has no Loom element type")
+                             .c_str());
+  const size_t ndim = tensor.ndim();
+  if (ndim > LOOM_MAX_RANK)
+    throw nb::value_error(("a DLPack tensor of rank " + std::to_string(ndim) +
+                           "; Loom takes at most " + std::to_string(LOOM_MAX_RANK))
+                              .c_str());
+  const size_t item = loom_dtype_size(dtype);
+  std::vector<int64_t> shape(ndim);
+  size_t count = 1;
+  bool contiguous = true;
+  int64_t expected = 1;  // the C-order stride of dimension d, in elements
+  for (size_t k = ndim; k-- > 0;) {
+    shape[k] = static_cast<int64_t>(tensor.shape(k));
+    count *= tensor.shape(k);
+    if (tensor.shape(k) != 1 && tensor.stride(k) != expected) contiguous = false;
+    expected *= shape[k];
+  }
+  const size_t bytes = count * item;
+  const auto* src = static_cast<const uint8_t*>(tensor.data());
+  size_t one = bytes;
+  if (contiguous || count == 0) {
+    // The view keeps its own reference to the imported tensor (a capsule owning a copy of the
+    // nb::ndarray handle), released with the last NumPy array over it.
+    auto* keep = new AnyTensor(tensor);
+    nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<AnyTensor*>(p); });
+    static const uint8_t empty[16] = {};
+    nb::ndarray<nb::numpy, const uint8_t, nb::ndim<1>> view(src ? src : empty, 1, &one, owner);
+    return nb::make_tuple(static_cast<int>(dtype), nb::cast(shape), view.cast());
+  }
+  // Strided: gather element by element into a buffer of our own.
+  auto* copy = new uint8_t[bytes];
+  nb::capsule owner(copy, [](void* p) noexcept { delete[] static_cast<uint8_t*>(p); });
+  std::vector<int64_t> index(ndim, 0);
+  for (size_t i = 0; i < count; ++i) {
+    int64_t offset = 0;
+    for (size_t k = 0; k < ndim; ++k) offset += index[k] * tensor.stride(k);
+    std::memcpy(copy + i * item, src + offset * static_cast<int64_t>(item), item);
+    for (size_t k = ndim; k-- > 0;) {
+      if (++index[k] < shape[k]) break;
+      index[k] = 0;
+    }
+  }
+  nb::ndarray<nb::numpy, const uint8_t, nb::ndim<1>> view(copy, 1, &one, owner);
+  return nb::make_tuple(static_cast<int>(dtype), nb::cast(shape), view.cast());
+}
+
 void release_value(loom_value_t* v) {
   loom_value_release(v);
   delete v;
@@ -270,25 +369,44 @@ nb::object output_tensor(const ValuePtr& value, size_t index) {
   return nb::make_tuple(static_cast<int>(t.dtype), array.cast());
 }
 
+// Where a model comes from: a file, or the application's bytes (loom_model_load_memory).
+struct ModelSource {
+  std::string path;                     // a file, when data is empty
+  std::optional<Bytes> data;            // the bytes (borrowed: the core copies them)
+  std::string format;                   // a format plugin's name for the bytes, "" to probe
+  std::optional<std::string> base_dir;  // where the bytes' external data lives, if anywhere
+};
+
+loom_model_t* load_model(loom_runtime_t* runtime, const ModelSource& source) {
+  loom_model_t* m = nullptr;
+  loom_status_t* status;
+  {
+    nb::gil_scoped_release release;
+    if (source.data)
+      status = loom_model_load_memory(runtime, source.data->data(), source.data->shape(0),
+                                      source.format.empty() ? nullptr : source.format.c_str(),
+                                      source.base_dir ? source.base_dir->c_str() : nullptr, &m);
+    else
+      status = loom_model_load(runtime, source.path.c_str(), &m);
+  }
+  check(status);
+  return m;
+}
+
 class Session {
  public:
-  Session(const Runtime& runtime, const std::string& path, const std::string& devices, int threads,
-          bool no_fallback, const std::string& device_options, const std::string& placements,
+  // The model comes from `data` (the bytes, with a format hint and a base directory for external
+  // data) when given, else from the file `path`.
+  Session(const Runtime& runtime, const std::string& path, std::optional<Bytes> data,
+          const std::string& format, std::optional<std::string> base_dir,
+          const std::string& devices, int threads, bool no_fallback,
+          const std::string& device_options, const std::string& placements,
           const std::string& cost_model, const std::string& shape_overrides,
           int64_t plan_cache_entries, int64_t plan_cache_bytes, int64_t max_tensor_bytes,
           int64_t max_run_bytes, int64_t max_loop_iterations, int64_t deadline_ms)
       : runtime_(runtime.get()) {
-    std::unique_ptr<loom_model_t, ModelDeleter> model;
-    {
-      loom_model_t* m = nullptr;
-      loom_status_t* status;
-      {
-        nb::gil_scoped_release release;
-        status = loom_model_load(runtime_.get(), path.c_str(), &m);
-      }
-      check(status);
-      model.reset(m);
-    }
+    std::unique_ptr<loom_model_t, ModelDeleter> model(load_model(
+        runtime_.get(), ModelSource{path, std::move(data), format, std::move(base_dir)}));
     for (size_t i = 0; i < loom_model_num_inputs(model.get()); ++i) {
       loom_io_info_t info{};
       info.struct_size = sizeof info;
@@ -476,11 +594,17 @@ NB_MODULE(_loom, m) {
       .def_ro("dims", &IoInfo::dims)
       .def_ro("dim_params", &IoInfo::dim_params);
 
+  m.def("dlpack_tensor", &dlpack_tensor, nb::arg("tensor"),
+        "(Loom dtype, shape, 1-D uint8 array over the tensor's bytes) for a CPU DLPack tensor; "
+        "the array reads the tensor in place when it is C-contiguous, else a contiguous copy");
+
   nb::class_<Session>(m, "Session")
-      .def(nb::init<const Runtime&, const std::string&, const std::string&, int, bool,
-                    const std::string&, const std::string&, const std::string&, const std::string&,
-                    int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>(),
-           nb::arg("runtime"), nb::arg("path"), nb::arg("devices"), nb::arg("threads"),
+      .def(nb::init<const Runtime&, const std::string&, std::optional<Bytes>, const std::string&,
+                    std::optional<std::string>, const std::string&, int, bool, const std::string&,
+                    const std::string&, const std::string&, const std::string&, int64_t, int64_t,
+                    int64_t, int64_t, int64_t, int64_t>(),
+           nb::arg("runtime"), nb::arg("path"), nb::arg("data").none(), nb::arg("format"),
+           nb::arg("base_dir").none(), nb::arg("devices"), nb::arg("threads"),
            nb::arg("no_fallback"), nb::arg("device_options"), nb::arg("placements"),
            nb::arg("cost_model"), nb::arg("shape_overrides"), nb::arg("plan_cache_entries"),
            nb::arg("plan_cache_bytes"), nb::arg("max_tensor_bytes"), nb::arg("max_run_bytes"),

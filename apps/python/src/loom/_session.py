@@ -1,16 +1,23 @@
 """InferenceSession and the runtime behind it, shaped like onnxruntime's Python API."""
 
+from __future__ import annotations
+
 import json
 import os
-import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional, Union
 
 import numpy as np
 
 from . import _loom
 from . import _types as T
 from ._errors import InvalidArgument, PluginError
+
+#: What ``path_or_bytes`` takes: a file, or the model's bytes.
+ModelSource = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
+#: The formats ``format=`` names for bytes (the format plugins' names).
+FORMATS = ("onnx", "loom", "tflite", "ncnn")
 
 _LOG_LEVELS = {"debug": 0, "info": 1, "warning": 2, "error": 3}
 _PRECISIONS = ("f32", "bf16", "f16")
@@ -71,12 +78,12 @@ class Runtime:
         if failed:
             raise PluginError("; ".join(f"plugin {r['path']}: {r['error']}" for r in failed))
 
-    def plugins(self):
+    def plugins(self) -> list[dict[str, Any]]:
         """Every plugin found: dicts with path, loaded, explicit, name, version, abi_version,
         registered, error and warnings."""
         return self._runtime.plugins()
 
-    def devices(self):
+    def devices(self) -> list[dict[str, Any]]:
         """Every device instance of the loaded device plugins: dicts with family, name,
         description, available, unavailable_reason and host_memory."""
         return self._runtime.devices()
@@ -86,7 +93,7 @@ _default_runtime = None
 _default_lock = threading.Lock()
 
 
-def default_runtime():
+def default_runtime() -> Runtime:
     """The runtime shared by sessions that ask for no plugins or runtime options of their own."""
     global _default_runtime
     with _default_lock:
@@ -95,12 +102,12 @@ def default_runtime():
         return _default_runtime
 
 
-def list_plugins():
+def list_plugins() -> list[dict[str, Any]]:
     """The plugins the default runtime found (loaded or skipped, with the reason)."""
     return default_runtime().plugins()
 
 
-def list_devices():
+def list_devices() -> list[dict[str, Any]]:
     """The device instances of the default runtime's device plugins."""
     return default_runtime().devices()
 
@@ -180,31 +187,33 @@ class InferenceSession:
 
     def __init__(
         self,
-        path_or_bytes,
-        devices=("onednn", "cpu"),
-        threads=0,
-        precision="f32",
-        no_fallback=False,
-        device_options=None,
-        plugins=(),
-        shape_overrides=None,
+        path_or_bytes: ModelSource,
+        devices: Union[str, Sequence[str]] = ("onednn", "cpu"),
+        threads: int = 0,
+        precision: str = "f32",
+        no_fallback: bool = False,
+        device_options: Optional[Mapping[str, Any]] = None,
+        plugins: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]] = (),
+        shape_overrides: Optional[Mapping[str, Sequence[int]]] = None,
         *,
-        placements=None,
-        cost_model=None,
-        plan_cache_entries=0,
-        plan_cache_bytes=0,
-        max_tensor_bytes=0,
-        max_run_bytes=0,
-        max_loop_iterations=0,
-        deadline_ms=0,
-        runtime=None,
-        log_level=None,
-        allow_newer_opsets=None,
-        isolate_plugin_probe=False,
-        sess_options=None,
-        providers=None,
-        provider_options=None,
-    ):
+        base_dir: Union[str, "os.PathLike[str]", None] = None,
+        format: Optional[str] = None,
+        placements: Optional[Mapping[str, str]] = None,
+        cost_model: Optional[Mapping[str, Any]] = None,
+        plan_cache_entries: int = 0,
+        plan_cache_bytes: int = 0,
+        max_tensor_bytes: int = 0,
+        max_run_bytes: int = 0,
+        max_loop_iterations: int = 0,
+        deadline_ms: int = 0,
+        runtime: Optional[Runtime] = None,
+        log_level: Optional[str] = None,
+        allow_newer_opsets: Optional[bool] = None,
+        isolate_plugin_probe: bool = False,
+        sess_options: None = None,
+        providers: None = None,
+        provider_options: None = None,
+    ) -> None:
         # onnxruntime's arguments that Loom has no equivalent for, refused rather than ignored.
         if providers is not None:
             raise ValueError("loom.InferenceSession takes devices=[...] (e.g. ['onednn', 'cpu']), not providers=")
@@ -279,17 +288,31 @@ class InferenceSession:
             limits["deadline_ms"],
         )
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-            # No loom_model_load_memory in the C API yet: the bytes go through a private
-            # temporary file, removed once loaded (the format is detected by content).
-            with tempfile.TemporaryDirectory(prefix="loom-model-") as tmp:
-                path = os.path.join(tmp, "model")
-                with open(path, "wb") as f:
-                    f.write(path_or_bytes)
-                self._session = _loom.Session(runtime._runtime, path, *args)
+            # loom_model_load_memory: the core copies the bytes (read in place here, no copy on
+            # this side) and probes them unless format= names the format plugin.
+            if format is not None and format not in FORMATS:
+                raise ValueError(f"format must be one of {', '.join(FORMATS)} (or None to probe), got {format!r}")
+            view = memoryview(path_or_bytes)
+            if not view.contiguous:
+                view = memoryview(view.tobytes())
+            data = np.frombuffer(view, dtype=np.uint8) if view.nbytes else np.empty(0, np.uint8)
+            base = None if base_dir is None else os.fspath(base_dir)
+            if base is not None and not os.path.isdir(base):
+                raise ValueError(f"base_dir '{base}' is not a directory")
+            self._session = _loom.Session(runtime._runtime, "", data, format or "", base, *args)
             self._model_path = None
         else:
+            if format is not None or base_dir is not None:
+                raise ValueError(
+                    "format= and base_dir= are for a model given as bytes; a file is probed by "
+                    "content and its external data is read from its own directory"
+                )
+            if not isinstance(path_or_bytes, (str, os.PathLike)):
+                raise ValueError(
+                    f"path_or_bytes must be a path or bytes, got {type(path_or_bytes).__name__}"
+                )
             path = os.fspath(path_or_bytes)
-            self._session = _loom.Session(runtime._runtime, path, *args)
+            self._session = _loom.Session(runtime._runtime, path, None, "", None, *args)
             self._model_path = path
         self._inputs = [NodeArg(i) for i in self._session.inputs()]
         self._outputs = [NodeArg(o) for o in self._session.outputs()]
@@ -297,22 +320,29 @@ class InferenceSession:
         self._output_index = {o.name: k for k, o in enumerate(self._outputs)}
 
     # ---- onnxruntime's API ----
-    def get_inputs(self):
+    def get_inputs(self) -> list[NodeArg]:
         return list(self._inputs)
 
-    def get_outputs(self):
+    def get_outputs(self) -> list[NodeArg]:
         return list(self._outputs)
 
-    def get_providers(self):
+    def get_providers(self) -> list[str]:
         """The devices asked for, in priority order (onnxruntime: the providers)."""
         return list(self._devices)
 
-    def get_modelmeta(self):
+    def get_modelmeta(self) -> ModelMetadata:
         return ModelMetadata(self._session.format(), self._session.metadata())
 
-    def run(self, output_names, input_feed, run_options=None):
-        """Runs the model: ``input_feed`` maps input names to arrays (lists for sequences, None
-        for an absent optional); returns the outputs named (all when None) in that order."""
+    def run(
+        self,
+        output_names: Optional[Sequence[str]],
+        input_feed: Mapping[str, Any],
+        run_options: None = None,
+    ) -> list[Any]:
+        """Runs the model: ``input_feed`` maps input names to arrays (NumPy arrays, or any CPU
+        tensor with ``__dlpack__``; lists for sequences, None for an absent optional); returns
+        the outputs named (all when None) in that order, as NumPy arrays (lists for sequences,
+        None for an absent optional)."""
         if run_options is not None:
             raise ValueError(
                 "loom has no RunOptions: limits and the deadline are keyword arguments of "
@@ -344,26 +374,26 @@ class InferenceSession:
         return [results[k] for k in picks]
 
     # ---- Loom's own ----
-    def cancel(self):
+    def cancel(self) -> None:
         """Ends the runs in progress (from any thread) with loom.Cancelled."""
         self._session.cancel()
 
-    def explain(self):
+    def explain(self) -> str:
         """The plan as text: devices, subgraphs, transfers, planned memory."""
         return self._session.explain()
 
-    def plan(self):
+    def plan(self) -> dict[str, Any]:
         """The plan as a dict (the C API's plan JSON)."""
         return json.loads(self._session.plan_json())
 
-    def plan_dot(self):
+    def plan_dot(self) -> str:
         """The plan as a Graphviz digraph."""
         return self._session.plan_dot()
 
-    def planned_peak_bytes(self):
+    def planned_peak_bytes(self) -> int:
         return self._session.planned_peak_bytes()
 
-    def plan_cache_stats(self):
+    def plan_cache_stats(self) -> dict[str, int]:
         return self._session.plan_cache_stats()
 
     def __repr__(self):
@@ -379,6 +409,8 @@ def _tensor(name, value, declared):
     (the caller's own buffer when it is contiguous: no copy), or a list of bytes for strings."""
     if isinstance(value, np.ndarray):
         arr = value
+    elif hasattr(value, "__dlpack__"):
+        return _dlpack_tensor(name, value)
     else:
         # Python lists and scalars take the declared type (an ndarray keeps its own).
         try:
@@ -403,6 +435,24 @@ def _tensor(name, value, declared):
     if not arr.flags.c_contiguous:
         arr = np.array(arr, order="C")  # the one copy
     return (code, shape, arr.reshape(-1).view(np.uint8))
+
+
+def _dlpack_tensor(name, value):
+    """A tensor from another framework (torch, JAX, CuPy, ...) through DLPack: read in place
+    when C-contiguous and in host memory (the extension imports it; no NumPy in between, so
+    bfloat16 works without ml_dtypes), copied once otherwise."""
+    try:
+        return _loom.dlpack_tensor(value)
+    except (TypeError, ValueError) as e:
+        reason = str(e)
+        if isinstance(e, TypeError) and "incompatible function arguments" in reason:
+            # nanobind could not import it: ask the producer why (torch: requires_grad, ...).
+            try:
+                value.__dlpack__()
+                reason = f"{type(value).__name__}.__dlpack__() gave no tensor Loom can read"
+            except Exception as why:  # noqa: BLE001 - the producer's own reason, whatever it is
+                reason = f"{type(value).__name__}.__dlpack__() failed: {why}"
+        raise InvalidArgument(f"input '{name}': {reason}") from None
 
 
 def _input_value(name, value, info):
