@@ -6,8 +6,9 @@ Both sides run the same model, inputs, devices and thread count. The measurement
 ROUNDS rounds of infer-run (`--warmup W --repeat N --json`: its median latency, each run timed
 around loom_session_run_values) and of Python (N runs of session.run timed one by one with
 perf_counter_ns after W warm-up runs, on one session; the median). The result is the median over
-rounds of each side's median, and Python minus infer-run (digits, in us) or Python / infer-run
-(ResNet-50). Medians of many runs, alternated, because the machines these run on are shared: a
+rounds of each side's median, and the median over rounds of the paired difference Python minus
+infer-run (digits, in us) or ratio Python / infer-run (ResNet-50): pairing each Python round with
+the infer-run round just before it cancels most of the load that other work puts on the machine. Medians of many runs, alternated, because the machines these run on are shared: a
 mean would carry whatever else ran meanwhile.
 
 The Python side needs the package `loom` importable: the build tree's (<build>/python, the
@@ -98,10 +99,10 @@ def main():
         f"load average {os.getloadavg()[0]:.2f}")
     rows = []
     digits = os.path.join(DEMO, "digits.onnx")
-    theirs, ours, _, _ = measure(args, "digits", digits, {"image": os.path.join(DEMO, "samples.npy")},
+    theirs, ours, rt, ro = measure(args, "digits", digits, {"image": os.path.join(DEMO, "samples.npy")},
                                    args.device, args.digits_threads, 200, args.digits_repeat)
     rows.append(("digits (8x1x8x8)", args.device, args.digits_threads, args.digits_repeat, theirs, ours,
-                 f"{(ours - theirs) * 1e3:+.1f} us"))
+                 f"{statistics.median(o - t for o, t in zip(ro, rt)) * 1e3:+.1f} us"))
 
     if not args.skip_resnet:
         sys.path.insert(0, os.path.join(REPO, "tests", "bench"))
@@ -110,14 +111,14 @@ def main():
         dynamic_shapes.ensure_models(args.cache, ["resnet50"])
         model = os.path.join(args.cache, "resnet50", "static.onnx")
         inputs = dynamic_shapes.case_inputs(args.cache, "resnet50", 0)
-        theirs, ours, _, _ = measure(args, "resnet50", model, inputs, args.resnet_device, args.resnet_threads, 3,
+        theirs, ours, rt, ro = measure(args, "resnet50", model, inputs, args.resnet_device, args.resnet_threads, 3,
                                      args.resnet_repeat)
         rows.append(("ResNet-50 (static.onnx)", args.resnet_device, args.resnet_threads, args.resnet_repeat,
-                     theirs, ours, f"{(ours / theirs - 1) * 100:+.2f} %"))
+                     theirs, ours, f"{(statistics.median(o / t for o, t in zip(ro, rt)) - 1) * 100:+.2f} %"))
 
     print(f"\nPython session.run vs infer-run's loop: medians over {args.rounds} alternating rounds of each "
           f"side's median; load average {os.getloadavg()[0]:.2f} at the end\n")
-    print("| model | devices | threads | runs/round | infer-run ms | Python ms | Python extra |")
+    print("| model | devices | threads | runs/round | infer-run ms | Python ms | Python extra (paired) |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for model, device, threads, repeat, theirs, ours, extra in rows:
         print(f"| {model} | {device} | {threads} | {repeat} | {theirs:.4f} | {ours:.4f} | {extra} |")
