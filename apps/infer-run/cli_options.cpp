@@ -6,7 +6,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
-#include <thread>
 
 #include "app_error.hpp"
 
@@ -195,6 +194,14 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
       ->check(CLI::Range(1, kMaxConcurrency))
       ->type_name("N")
       ->capture_default_str();
+  app.add_option("--profile", o.profile_file,
+                 "Profile the timed runs (not the warm-up) and write them to FILE as a Chrome "
+                 "trace, for Perfetto or chrome://tracing (written whole or not at all); with "
+                 "--concurrency, session 0's runs (docs/profiling.md)")
+      ->type_name("FILE.json");
+  app.add_flag("--profile-summary", o.profile_summary,
+               "Profile the timed runs and print their time per op type and per node after the "
+               "results (a \"profile\" object with --json)");
   app.add_flag("--json", o.json, "Print one JSON object on stdout instead of text");
   app.add_option("--json-max-values", o.json_max_values,
                  "Leave out the values of outputs with more elements than this")
@@ -252,10 +259,9 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
   // f32 is every device's default, so it is passed only when asked for something else.
   if (precision != "f32")
     o.device_options += (o.device_options.empty() ? "" : ";") + ("precision=" + precision);
-  // The session's bound (core/src/session.cpp), checked before anything starts a thread: every
-  // device starts a pool of this many.
-  const int32_t max_threads =
-      std::max<int32_t>(64, 4 * static_cast<int32_t>(std::thread::hardware_concurrency()));
+  // The session's bound, checked before anything starts a thread: every device starts a pool
+  // of this many.
+  const int32_t max_threads = loom_max_threads();
   if (o.threads > max_threads)
     throw AppError(kExitUsage,
                    fmt::format("--threads {} is more than {}, the most a session takes (the "

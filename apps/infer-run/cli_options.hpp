@@ -38,8 +38,10 @@ struct Options {
   int64_t deadline_ms = 0;          // --deadline (0: none)
   int warmup = 0;
   int repeat = 1;
-  double time_s = 0;    // --time: timed runs for this many seconds instead of --repeat's count
-  int concurrency = 1;  // --concurrency: sessions running at once, each from its own thread
+  double time_s = 0;         // --time: timed runs for this many seconds instead of --repeat's count
+  int concurrency = 1;       // --concurrency: sessions running at once, each from its own thread
+  std::string profile_file;  // --profile: the timed runs' Chrome trace goes here
+  bool profile_summary = false;  // --profile-summary: their per-op and per-node table
   bool json = false;
   size_t json_max_values = 1000;
   bool explain = false;

@@ -17,6 +17,7 @@
 #include "cli_options.hpp"
 #include "input_feeds.hpp"
 #include "listings.hpp"
+#include "profile_report.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 #include "timed_runs.hpp"
@@ -190,6 +191,11 @@ int run(int argc, char** argv) {
   g_log_sink.release(true);
   if (o.list_devices) fmt::print("{}", format_device_list(runtime.get()));
   if (o.model.empty()) return kExitOk;
+  // Before the model loads or runs: a trace that cannot be written is a usage error, found
+  // in a moment rather than after a long run.
+  std::optional<AtomicFile> profile_file;
+  if (!o.profile_file.empty()) profile_file.emplace("--profile", o.profile_file);
+  const bool profile = profile_file || o.profile_summary;
 
   RunReport report;
   report.options = &o;
@@ -297,6 +303,15 @@ int run(int argc, char** argv) {
   // The other sessions warm up as much (at least one run each: their plans are made then).
   for (int i = 1; i < concurrency; ++i)
     for (int w = 0; w < std::max(1, o.warmup); ++w) run_on(i);
+  // --profile, --profile-summary: the timed runs only (the warm-up would add the first run's
+  // preparation), and with --concurrency only session 0's. Each session keeps its own
+  // profile, with its own clock origin and run numbers; session 0's runs are timed under the
+  // load of the others, which run unprofiled, as they would without --profile.
+  if (profile)
+    step(kExitRuntime, "cannot profile", [&] {
+      loom::apps::check(loom_session_profile_start(session, 0));
+      return 0;
+    });
   // --time: timed runs until that many seconds have passed (at least one), else --repeat runs;
   // with --concurrency from every session at once.
   TimedRuns timed = run_timed(concurrency, o.repeat, o.time_s, [&](int i) {
@@ -304,6 +319,35 @@ int run(int argc, char** argv) {
     if (i == 0) report.outputs = std::move(produced);
   });
   report.latency = summarize_latency(std::move(timed.samples_ms), timed.wall_ms);
+  if (profile) {
+    loom_session_profile_stop(session);
+    if (profile_file) {
+      char* trace = nullptr;
+      step(kExitRuntime, "--profile", [&] {
+        loom::apps::check(loom_session_profile_trace(session, &trace));
+        return 0;
+      });
+      profile_file->commit(loom::apps::take_string(trace));
+      report.profile_trace = o.profile_file;
+    }
+    const ProfileStats stats = collect_profile(session);
+    report.profile_runs = stats.runs;
+    if (stats.dropped)
+      fmt::print(stderr,
+                 "infer-run: warning: the profile holds the first {} events; {} later ones were "
+                 "dropped (profile fewer runs)\n",
+                 stats.events, stats.dropped);
+    if (o.profile_summary && o.json) {
+      report.profile_json = profile_json(stats, 0, concurrency, report.profile_trace);
+    } else if (o.profile_summary) {
+      char* text = nullptr;
+      step(kExitRuntime, "--profile-summary", [&] {
+        loom::apps::check(loom_session_profile_summary(session, &text));
+        return 0;
+      });
+      report.profile_summary = loom::apps::take_string(text);
+    }
+  }
   report.planned_peak_bytes = loom_session_planned_peak_bytes(session);
   try {
     char* json = nullptr;

@@ -26,6 +26,11 @@ struct RunReport {
   double first_run_ms = 0;  // the first run, before the timed ones
   std::string plan_json;    // from loom_session_plan_json; empty when unavailable
   size_t planned_peak_bytes = 0;
+  // --profile-summary: the core's table (text) and the numbers (JSON) of session 0's timed runs.
+  std::string profile_summary;
+  std::string profile_json;
+  std::string profile_trace;  // --profile: where the trace was written
+  size_t profile_runs = 0;
 };
 
 // The JSON report's "model" object: path, format, node and initializer counts, metadata, inputs

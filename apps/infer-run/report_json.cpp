@@ -175,6 +175,8 @@ std::string format_json_report(const RunReport& r) {
   else
     w.raw(r.plan_json);
   w.key("planned_peak_bytes").value(static_cast<uint64_t>(r.planned_peak_bytes));
+  if (!r.profile_trace.empty()) w.key("profile_trace").value(r.profile_trace);
+  if (!r.profile_json.empty()) w.key("profile").raw(r.profile_json);
   w.end_object();
   return w.str() + "\n";
 }

@@ -73,6 +73,17 @@ std::string format_text_report(const RunReport& r) {
   if (r.options->concurrency > 1)
     out += fmt::format("{} sessions ran at once, {} thread{} each\n", r.options->concurrency,
                        r.threads_per_session, r.threads_per_session == 1 ? "" : "s");
+  if (!r.profile_trace.empty() || !r.profile_summary.empty()) {
+    if (r.options->concurrency > 1)
+      out += fmt::format("profiled: session 0 of {} (the others ran unprofiled beside it)\n",
+                         r.options->concurrency);
+    if (!r.profile_trace.empty())
+      out += fmt::format(
+          "profile trace: {} run{} written to {} (open it in "
+          "https://ui.perfetto.dev or chrome://tracing)\n",
+          r.profile_runs, r.profile_runs == 1 ? "" : "s", r.profile_trace);
+    if (!r.profile_summary.empty()) out += "\n" + r.profile_summary;
+  }
   return out;
 }
 

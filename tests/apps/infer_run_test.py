@@ -65,6 +65,15 @@ def add_model(env, name, elem, shape):
                       [helper.make_tensor_value_info("z", elem, shape)])
 
 
+def abi_version():
+    """"MAJOR.MINOR" of the plugin ABI as the source's plugin.h declares it: the build's plugins
+    and infer-run report it, and a copy here would go stale with every ABI addition."""
+    with open(os.path.join(REPO, "sdk", "include", "loom", "plugin.h")) as f:
+        header = f.read()
+    return ".".join(header.split(f"#define LOOM_ABI_VERSION_{part} ")[1].split()[0]
+                    for part in ("MAJOR", "MINOR"))
+
+
 def read_pb(path):
     t = TensorProto()
     with open(path, "rb") as f:
@@ -76,11 +85,12 @@ def case_help_and_version(env):
     p = env.run("--help", plugins=False)
     assert p.returncode == 0, p.stderr
     for text in ["--model", "--input", "--shape", "--device", "--no-fallback", "--plugin",
-                 "--json", "--explain", "--list-plugins", "Exit codes", "5  plugin error"]:
+                 "--json", "--explain", "--list-plugins", "Exit codes", "5  plugin error",
+                 "--profile", "--profile-summary", "Chrome trace"]:
         assert text in p.stdout, f"--help lacks '{text}'"
     p = env.run("--version", plugins=False)
     assert p.returncode == 0 and p.stdout.startswith("infer-run "), p.stdout
-    assert "plugin ABI 1.4" in p.stdout, p.stdout
+    assert f"plugin ABI {abi_version()}" in p.stdout, (abi_version(), p.stdout)
 
 
 def case_usage_errors(env):
@@ -145,7 +155,7 @@ def case_list_plugins(env):
     rows = {line.split()[0]: line for line in p.stdout.splitlines() if line.strip()}
     for name in ("onnx", "cpu"):
         assert name in rows, f"plugin {name} not listed: {p.stdout}"
-        assert "ABI 1.4" in rows[name] and env.plugin_dir in rows[name], rows[name]
+        assert f"ABI {abi_version()}" in rows[name] and env.plugin_dir in rows[name], rows[name]
     assert "format onnx" in rows["onnx"] and "device cpu" in rows["cpu"], p.stdout
 
 
@@ -431,6 +441,242 @@ def case_throughput_and_progress(env):
     out, err = on_tty(model, "--json")
     assert err == "", "no progress with --json: " + repr(err)
     json.loads(out)
+
+
+def load_trace(path):
+    """A Chrome trace infer-run wrote: its complete ("X") events, checked for the fields
+    Perfetto and chrome://tracing need, and the names of its processes."""
+    with open(path) as f:
+        doc = json.load(f)
+    assert doc["displayTimeUnit"] == "ms" and doc["otherData"]["producer"] == "loom", doc.keys()
+    events = doc["traceEvents"]
+    processes = {e["pid"]: e["args"]["name"] for e in events
+                 if e["ph"] == "M" and e["name"] == "process_name"}
+    xs = [e for e in events if e["ph"] == "X"]
+    assert xs, "no timed events in the trace"
+    for e in xs:
+        assert isinstance(e["ts"], (int, float)) and isinstance(e["dur"], (int, float)), e
+        assert e["ts"] >= 0 and e["dur"] >= 0, e
+        assert isinstance(e["pid"], int) and isinstance(e["tid"], int) and e["tid"] > 0, e
+        assert e["pid"] in processes and processes[e["pid"]] == e["args"]["device"], (e, processes)
+        assert e["cat"] in ("node", "fused", "device", "transfer", "subgraph", "host", "run"), e
+    return doc, xs
+
+
+def traced_nodes(xs):
+    """Node names the events name: a node's own event, a fused step's "nodes", a host step."""
+    names = set()
+    for e in xs:
+        if e["cat"] in ("node", "host"):
+            names.add(e["name"])
+        elif e["cat"] == "fused":
+            names.update(e["args"]["nodes"].split(","))
+    return names
+
+
+def leaf_totals(xs):
+    """Per run, microseconds by (op type, device) of the steps whose time is their own, as
+    docs/profiling.md defines them: device steps, transfers, host nodes without bodies, and a
+    device call only when its device reported no step during it. Returns (table, total, runs,
+    mean run time)."""
+    table, total, pending = {}, 0.0, {}
+    runs = {e["args"]["run"] for e in xs}
+    whole = [e["dur"] for e in xs if e["cat"] == "run"]
+    for e in xs:  # in the order recorded
+        cat, run, op = e["cat"], e["args"]["run"], e["args"].get("op_type", "")
+        if cat in ("node", "fused", "device"):
+            pending[run] = pending.get(run, 0) + 1
+            leaf = True
+        elif cat == "subgraph":
+            leaf = pending.get(run, 0) == 0
+            pending[run] = 0
+        elif cat == "host":
+            leaf = op not in ("If", "Loop", "Scan", "SequenceMap")
+        else:
+            leaf = cat == "transfer"
+        if not leaf:
+            continue
+        key = {"transfer": "(transfer)", "device": "(device step)",
+               "subgraph": "(subgraph, no steps reported)"}.get(cat, op)
+        key = (key, e["args"]["device"])
+        table[key] = table.get(key, 0.0) + e["dur"] / len(runs)
+        total += e["dur"] / len(runs)
+    mean_run = sum(whole) / len(whole) if whole else total
+    return table, total, len(runs), mean_run
+
+
+def summary_tables(text):
+    """The two tables of loom_session_profile_summary's text: {(op type, device): ms} and
+    {(node, device): ms}, and the 'add up to' figure of its first line."""
+    lines = text.splitlines()
+    head = [l for l in lines if l.startswith("profile: ")]
+    assert len(head) == 1, text
+    steps = float(head[0].split("add up to ")[1].split(" ms")[0])
+    assert "by op type (per run):" in lines and "by node (per run):" in lines, text
+    by_type, by_node, section = {}, {}, None
+    for line in lines:
+        if line in ("by op type (per run):", "by node (per run):"):
+            section = by_type if "op type" in line else by_node
+            continue
+        words = line.split()
+        if section is None or not words or words[0] in ("op", "node"):
+            continue
+        if section is by_type:  # op type (may hold spaces), device, ms, share%, count, mean us
+            section[(" ".join(words[:-5]), words[-5])] = float(words[-4])
+        else:  # node, op type, device, ms, share%, count
+            section[(words[0], words[2])] = float(words[3])
+    return steps, by_type, by_node
+
+
+def case_profile(env):
+    """--profile writes a Chrome trace of the timed runs naming every node; --profile-summary
+    prints the core's tables (text) or a "profile" object (--json) that agree with the trace."""
+    demo = os.path.join(REPO, "apps", "infer-run", "demo")
+    digits = os.path.join(demo, "digits.onnx")
+    image = "image=" + os.path.join(demo, "samples.npy")
+    graph = onnx.load(digits).graph
+    op_of = {n.name: n.op_type for n in graph.node}
+    # Constant nodes are folded into constants when the model loads: no device runs them.
+    computed = {n.name for n in graph.node if n.op_type != "Constant"}
+    assert len(computed) >= 8, computed
+
+    # A trace that cannot be written is a usage error, found before the model even loads.
+    missing_dir = env.path("no/such/dir/trace.json")
+    expect_error(env.run(digits, "-i", image, "--profile", missing_dir), EXIT_USAGE,
+                 "--profile " + missing_dir, "No such file or directory")
+    expect_error(env.run(env.path("absent.onnx"), "--profile", missing_dir), EXIT_USAGE,
+                 "--profile " + missing_dir)
+    expect_error(env.run(digits, "-i", image, "--profile", env.tmp), EXIT_USAGE,
+                 "--profile " + env.tmp, "is a directory")
+    # A run that fails leaves no file behind, not even the temporary one.
+    out_dir = env.path("traces")
+    os.mkdir(out_dir)
+    expect_error(env.run(env.path("absent.onnx"), "--profile", os.path.join(out_dir, "t.json")),
+                 EXIT_MODEL)
+    assert os.listdir(out_dir) == [], os.listdir(out_dir)
+
+    device_sets = ["cpu"]
+    if os.path.exists(os.path.join(env.plugin_dir, "loom_onednn.so")):
+        device_sets.append("onednn,cpu")
+    for devices in device_sets:
+        trace = os.path.join(out_dir, devices.replace(",", "_") + ".json")
+        p = env.run(digits, "-i", image, "--device", devices, "--warmup", "2", "--repeat", "3",
+                    "--profile", trace, "--profile-summary")
+        assert p.returncode == 0, p.stderr
+        assert f"profile trace: 3 runs written to {trace}" in p.stdout, p.stdout
+        assert sorted(os.listdir(out_dir)) == sorted(
+            f for f in os.listdir(out_dir) if not f.startswith(".")), "a temporary file stayed"
+        doc, xs = load_trace(trace)
+        # The timed runs only: the warm-up runs are not profiled.
+        assert {e["args"]["run"] for e in xs} == {1, 2, 3}, devices
+        assert sum(e["cat"] == "run" for e in xs) == 3, devices
+        assert doc["otherData"]["dropped_events"] == 0, doc["otherData"]
+        names = traced_nodes(xs)
+        assert computed <= names, (devices, computed - names)
+        for e in xs:
+            if e["cat"] == "node":
+                assert e["args"]["op_type"] == op_of[e["name"]], e
+            if e["cat"] == "fused":
+                ops = [op_of[n] for n in e["args"]["nodes"].split(",")]
+                assert e["args"]["op_type"] == "+".join(ops), e
+        # Every step lies inside its run (times in microseconds, to the nanosecond).
+        spans = {e["args"]["run"]: (e["ts"], e["ts"] + e["dur"]) for e in xs if e["cat"] == "run"}
+        for e in xs:
+            start, end = spans[e["args"]["run"]]
+            assert start - 1e-3 <= e["ts"] and e["ts"] + e["dur"] <= end + 1e-3, (e, start, end)
+        # The Conv's event carries its input shapes.
+        conv = [e for e in xs if e["cat"] in ("node", "fused") and "Conv" in e["args"]["op_type"]]
+        assert conv and all(e["args"]["shapes"].startswith("8x1x") for e in conv), conv
+        # The core's summary of the same runs, from its own leaf flags, matches the rule the
+        # docs give, applied to the trace: the 'add up to' figure and every op type's time.
+        steps, by_type, by_node = summary_tables(p.stdout.split("written to")[1])
+        table, total, runs, _ = leaf_totals(xs)
+        assert runs == 3 and abs(steps - total / 1e3) <= 0.0015, (steps, total)
+        assert set(by_type) == set(table), (by_type, table)
+        for key, ms in by_type.items():
+            assert abs(ms - table[key] / 1e3) <= 0.0015, (key, ms, table[key])
+        assert computed <= {n for name, _ in by_node for n in name.split(",")}, by_node
+
+        # --json: the "profile" object, whose numbers the trace of the same runs reproduces.
+        p = env.run(digits, "-i", image, "--device", devices, "--repeat", "4", "--json",
+                    "--profile", trace, "--profile-summary")
+        assert p.returncode == 0, p.stderr
+        report = json.loads(p.stdout)
+        prof = report["profile"]
+        assert report["profile_trace"] == trace and prof["trace"] == trace, prof
+        assert (prof["session"], prof["sessions"], prof["runs"]) == (0, 1, 4), prof
+        assert prof["dropped_events"] == 0 and prof["events"] > 0, prof
+        _, xs = load_trace(trace)
+        assert prof["events"] == len(xs), (prof["events"], len(xs))
+        table, total, runs, mean_run = leaf_totals(xs)
+        assert abs(prof["steps_ms"] - total / 1e3) <= 1e-6, (prof["steps_ms"], total)
+        assert abs(prof["run_ms"] - mean_run / 1e3) <= 1e-6, (prof["run_ms"], mean_run)
+        assert 0 < prof["steps_ms"] <= prof["run_ms"], prof
+        rows = {(r["op_type"], r["device"]): r for r in prof["by_op_type"]}
+        assert set(rows) == set(table) and len(rows) == len(prof["by_op_type"]), (rows, table)
+        for key, r in rows.items():
+            assert abs(r["ms"] - table[key] / 1e3) <= 1e-6, (key, r, table[key])
+            assert abs(r["share"] - 100 * r["ms"] / prof["run_ms"]) <= 1e-6, r
+            assert r["count"] > 0 and r["mean_us"] >= 0, r
+        assert abs(sum(r["ms"] for r in prof["by_op_type"]) - prof["steps_ms"]) <= 1e-6, prof
+        ms = [r["ms"] for r in prof["by_op_type"]]
+        assert ms == sorted(ms, reverse=True), "most time first"
+        in_nodes = {n for r in prof["by_node"] for n in r["node"].split(",")}
+        assert computed <= in_nodes, computed - in_nodes
+        for r in prof["by_node"]:
+            assert r["count"] == 1.0, r  # each node runs once per run
+            if "," not in r["node"] and r["device"] != "host":
+                assert r["op_type"] == op_of[r["node"]], r
+        # On cpu alone every node is its own step: one row per node.
+        if devices == "cpu":
+            assert {r["node"] for r in prof["by_node"]} == computed, prof["by_node"]
+
+    # Nodes the core runs itself (sequence ops) are "host" steps, in the tables too.
+    x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, 4])
+    seq = save_model(
+        env, "seq_profile",
+        [helper.make_node("SplitToSequence", ["x"], ["seq"], axis=0, name="split"),
+         helper.make_node("ConcatFromSequence", ["seq"], ["c"], axis=0, name="concat"),
+         helper.make_node("Relu", ["c"], ["y"], name="relu")],
+        [x_info], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6, 4])])
+    trace = env.path("seq.json")
+    p = env.run(seq, "--repeat", "2", "--profile", trace, "--profile-summary")
+    assert p.returncode == 0, p.stderr
+    _, xs = load_trace(trace)
+    host = {e["name"]: e["args"]["op_type"] for e in xs if e["cat"] == "host"}
+    assert host == {"split": "SplitToSequence", "concat": "ConcatFromSequence"}, host
+    assert "relu" in traced_nodes(xs), xs
+    steps, by_type, _ = summary_tables(p.stdout.split("written to")[1])
+    table, total, _, _ = leaf_totals(xs)
+    assert ("SplitToSequence", "host") in by_type and set(by_type) == set(table), by_type
+    assert abs(steps - total / 1e3) <= 0.0015, (steps, total)
+
+    # --concurrency: session 0's runs only, said so in the report.
+    # (--time rather than --repeat: the sessions share a count of runs, and one session may
+    # take them all before the other starts.)
+    p = env.run(digits, "-i", image, "--concurrency", "2", "--threads", "2", "--time", "0.3",
+                "--profile", trace, "--profile-summary")
+    assert p.returncode == 0, p.stderr
+    assert "profiled: session 0 of 2 (the others ran unprofiled beside it)" in p.stdout, p.stdout
+    _, xs = load_trace(trace)
+    runs = {e["args"]["run"] for e in xs}
+    assert runs == set(range(1, len(runs) + 1)), runs
+    p = env.run(digits, "-i", image, "--concurrency", "2", "--time", "0.3", "--json",
+                "--profile-summary")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    prof = doc["profile"]
+    assert prof["sessions"] == 2 and prof["trace"] is None, prof
+    # Session 0's runs only: fewer than all the sessions' runs together.
+    assert 1 <= prof["runs"] < doc["latency_ms"]["runs"], (prof, doc["latency_ms"])
+
+    # --threads: infer-run refuses what the core would, with the core's own bound
+    # (loom_max_threads: the larger of 64 and 4 per online core).
+    cap = max(64, 4 * os.cpu_count())
+    expect_error(env.run(digits, "-i", image, "--threads", str(cap + 1)), EXIT_USAGE,
+                 f"--threads {cap + 1} is more than {cap}")
+    p = env.run(digits, "-i", image, "--threads", str(cap), "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["threads_per_session"] == cap, p.stderr
 
 
 def main():
