@@ -245,8 +245,8 @@ static_assert(offsetof(loom_save_args_t, num_declared_inputs) == 72, "ABI 1.1 la
 static_assert(offsetof(loom_save_args_t, declared_inputs) == 80, "ABI 1.1 layout of loom_save_args_t::declared_inputs changed");
 static_assert(sizeof(loom_save_args_t) == 88, "ABI 1.1 layout of loom_save_args_t changed");
 
-TEST(AbiLayout, VersionIsOnePointFour) {
-  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010004u);
+TEST(AbiLayout, VersionIsOnePointFive) {
+  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010005u);
   EXPECT_EQ(LOOM_MAX_RANK, 16);
   EXPECT_EQ(LOOM_DTYPE_BFLOAT16, 16);
   EXPECT_EQ(LOOM_ATTR_STRINGS, 8);
