@@ -435,3 +435,63 @@ def test_runs_on_two_threads_overlap(models):
     assert len(errors) == 2
     (a0, a1), (b0, b1) = spans
     assert min(a1, b1) > max(a0, b0), f"the runs did not overlap: {spans}"
+
+
+def test_one_session_runs_two_threads_at_once(models):
+    """max_concurrent_runs=2: two runs of one session overlap (each on a replica of its plan)."""
+    path = models.endless_loop()
+    session = loom.InferenceSession(path, devices=CPU, deadline_ms=400, threads=2, max_concurrent_runs=2)
+    spans, errors = [], []
+
+    def work():
+        start = time.monotonic()
+        try:
+            session.run(None, {"x": np.zeros(1, np.float32)})
+        except loom.Cancelled as e:
+            errors.append(e)
+        spans.append((start, time.monotonic()))
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(errors) == 2
+    (a0, a1), (b0, b1) = spans
+    assert min(a1, b1) > max(a0, b0), f"the runs of one session did not overlap: {spans}"
+    with pytest.raises(ValueError, match="max_concurrent_runs"):
+        loom.InferenceSession(path, devices=CPU, max_concurrent_runs=-1)
+
+
+def test_profiling_names_every_node_and_writes_a_trace(tmp_path):
+    import json
+
+    session = loom.InferenceSession(os.path.join(DEMO, "digits.onnx"), devices=CPU)
+    images = np.load(os.path.join(DEMO, "samples.npy"))
+    session.run(None, {"image": images})  # not profiled
+    session.start_profiling()
+    for _ in range(3):
+        session.run(None, {"image": images})
+    path = session.end_profiling(tmp_path / "trace.json")
+    session.run(None, {"image": images})  # after the end: not recorded
+    events = session.profile_events()
+    assert sum(e["category"] == "run" for e in events) == 3
+    import onnx
+
+    model = onnx.load(os.path.join(DEMO, "digits.onnx"))
+    covered = set()
+    for e in events:
+        assert e["start_ns"] <= e["end_ns"]
+        if e["category"] in ("node", "fused"):
+            covered.add(e["name"])
+            covered.update(n for n in e["nodes"].split(",") if n)
+    # Constant nodes are folded into initializers before any device sees them.
+    wanted = {n.name for n in model.graph.node if n.op_type != "Constant"}
+    assert wanted <= covered, f"not in the profile: {sorted(wanted - covered)}"
+    trace = json.load(open(path))
+    complete = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert len(complete) == len(events)
+    assert all(e["dur"] >= 0 and "pid" in e and "tid" in e for e in complete)
+    summary = session.profile_summary()
+    assert summary.startswith("profile: 3 run(s)"), summary
+    assert "Conv" in summary and "by node" in summary

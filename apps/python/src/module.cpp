@@ -403,7 +403,8 @@ class Session {
           const std::string& device_options, const std::string& placements,
           const std::string& cost_model, const std::string& shape_overrides,
           int64_t plan_cache_entries, int64_t plan_cache_bytes, int64_t max_tensor_bytes,
-          int64_t max_run_bytes, int64_t max_loop_iterations, int64_t deadline_ms)
+          int64_t max_run_bytes, int64_t max_loop_iterations, int64_t deadline_ms,
+          int32_t max_concurrent_runs)
       : runtime_(runtime.get()) {
     std::unique_ptr<loom_model_t, ModelDeleter> model(load_model(
         runtime_.get(), ModelSource{path, std::move(data), format, std::move(base_dir)}));
@@ -442,6 +443,7 @@ class Session {
     so.max_run_bytes = max_run_bytes;
     so.max_loop_iterations = max_loop_iterations;
     so.deadline_ms = deadline_ms;
+    so.max_concurrent_runs = max_concurrent_runs;
     loom_status_t* status;
     {
       nb::gil_scoped_release release;
@@ -521,6 +523,42 @@ class Session {
     char* text = nullptr;
     check(loom_session_plan_json(session_, &text));
     return take_string(text);
+  }
+  // Profiling (loom_session_profile_*; docs/profiling.md).
+  void profile_start(size_t max_events) { check(loom_session_profile_start(session_, max_events)); }
+  void profile_stop() { loom_session_profile_stop(session_); }
+  std::string profile_trace() {
+    char* text = nullptr;
+    check(loom_session_profile_trace(session_, &text));
+    return take_string(text);
+  }
+  std::string profile_summary() {
+    char* text = nullptr;
+    check(loom_session_profile_summary(session_, &text));
+    return take_string(text);
+  }
+  // The events as dicts, and how many were dropped past the event limit.
+  nb::tuple profile_events() {
+    nb::list events;
+    const size_t dropped = loom_session_profile_events(
+        session_,
+        [](void* user, const loom_profile_event_t* e) {
+          nb::dict d;
+          d["category"] = e->category;
+          d["name"] = e->name;
+          d["op_type"] = e->op_type;
+          d["device"] = e->device;
+          d["nodes"] = e->nodes;
+          d["shapes"] = e->shapes;
+          d["detail"] = e->detail;
+          d["run"] = e->run;
+          d["thread"] = e->thread;
+          d["start_ns"] = e->start_ns;
+          d["end_ns"] = e->end_ns;
+          static_cast<nb::list*>(user)->append(d);
+        },
+        &events);
+    return nb::make_tuple(events, dropped);
   }
   std::string plan_dot() {
     char* text = nullptr;
@@ -602,13 +640,13 @@ NB_MODULE(_loom, m) {
       .def(nb::init<const Runtime&, const std::string&, std::optional<Bytes>, const std::string&,
                     std::optional<std::string>, const std::string&, int, bool, const std::string&,
                     const std::string&, const std::string&, const std::string&, int64_t, int64_t,
-                    int64_t, int64_t, int64_t, int64_t>(),
+                    int64_t, int64_t, int64_t, int64_t, int32_t>(),
            nb::arg("runtime"), nb::arg("path"), nb::arg("data").none(), nb::arg("format"),
            nb::arg("base_dir").none(), nb::arg("devices"), nb::arg("threads"),
            nb::arg("no_fallback"), nb::arg("device_options"), nb::arg("placements"),
            nb::arg("cost_model"), nb::arg("shape_overrides"), nb::arg("plan_cache_entries"),
            nb::arg("plan_cache_bytes"), nb::arg("max_tensor_bytes"), nb::arg("max_run_bytes"),
-           nb::arg("max_loop_iterations"), nb::arg("deadline_ms"))
+           nb::arg("max_loop_iterations"), nb::arg("deadline_ms"), nb::arg("max_concurrent_runs"))
       .def("inputs", &Session::inputs)
       .def("outputs", &Session::outputs)
       .def("format", &Session::format)
@@ -618,6 +656,11 @@ NB_MODULE(_loom, m) {
       .def("explain", &Session::explain)
       .def("plan_json", &Session::plan_json)
       .def("plan_dot", &Session::plan_dot)
+      .def("profile_start", &Session::profile_start, nb::arg("max_events"))
+      .def("profile_stop", &Session::profile_stop)
+      .def("profile_trace", &Session::profile_trace)
+      .def("profile_summary", &Session::profile_summary)
+      .def("profile_events", &Session::profile_events)
       .def("planned_peak_bytes", &Session::planned_peak_bytes)
       .def("plan_cache_stats", &Session::plan_cache_stats);
 }

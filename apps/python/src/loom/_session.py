@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional, Union
 
@@ -206,6 +208,7 @@ class InferenceSession:
         max_run_bytes: int = 0,
         max_loop_iterations: int = 0,
         deadline_ms: int = 0,
+        max_concurrent_runs: int = 0,
         runtime: Optional[Runtime] = None,
         log_level: Optional[str] = None,
         allow_newer_opsets: Optional[bool] = None,
@@ -250,6 +253,7 @@ class InferenceSession:
             max_run_bytes=_check_int("max_run_bytes", max_run_bytes, -1),
             max_loop_iterations=_check_int("max_loop_iterations", max_loop_iterations, -1),
             deadline_ms=_check_int("deadline_ms", deadline_ms, 0),
+            max_concurrent_runs=_check_int("max_concurrent_runs", max_concurrent_runs, 0, _INT32_MAX),
         )
 
         if isinstance(plugins, (str, os.PathLike)):
@@ -286,6 +290,7 @@ class InferenceSession:
             limits["max_run_bytes"],
             limits["max_loop_iterations"],
             limits["deadline_ms"],
+            limits["max_concurrent_runs"],
         )
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             # loom_model_load_memory: the core copies the bytes (read in place here, no copy on
@@ -385,6 +390,37 @@ class InferenceSession:
     def plan(self) -> dict[str, Any]:
         """The plan as a dict (the C API's plan JSON)."""
         return json.loads(self._session.plan_json())
+
+    # ---- profiling (docs/profiling.md) ----
+    def start_profiling(self, max_events: int = 0) -> None:
+        """Records the timings of the runs from now on (clearing earlier ones): every node, fused
+        step, transfer and device call; at most max_events events (0: 1,000,000)."""
+        self._session.profile_start(_check_int("max_events", max_events, 0))
+
+    def end_profiling(self, path: Union[str, "os.PathLike[str]", None] = None) -> str:
+        """Stops recording and writes the Chrome trace (Perfetto, chrome://tracing) to `path`
+        (default: loom_profile_<date>_<time>.json in the working directory, like onnxruntime's
+        end_profiling); returns the file's name."""
+        self._session.profile_stop()
+        trace = self._session.profile_trace()
+        if path is None:
+            path = time.strftime("loom_profile_%Y-%m-%d_%H-%M-%S.json")
+        path = os.fspath(path)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(trace)
+        return path
+
+    def profile_summary(self) -> str:
+        """The recorded runs as tables: time per op type and per node, against the run time."""
+        return self._session.profile_summary()
+
+    def profile_events(self) -> list[dict[str, Any]]:
+        """The recorded events as dicts (category, name, op_type, device, nodes, shapes, detail,
+        run, thread, start_ns, end_ns)."""
+        events, dropped = self._session.profile_events()
+        if dropped:
+            warnings.warn(f"{dropped} profile events were dropped past the event limit", stacklevel=2)
+        return events
 
     def plan_dot(self) -> str:
         """The plan as a Graphviz digraph."""
