@@ -536,7 +536,7 @@ def case_profile(env):
     image = "image=" + os.path.join(demo, "samples.npy")
     graph = onnx.load(digits).graph
     op_of = {n.name: n.op_type for n in graph.node}
-    # Constant nodes are folded into constants when the model loads: no device runs them.
+    # Constant nodes holding a tensor become initializers before planning: nothing runs them.
     computed = {n.name for n in graph.node if n.op_type != "Constant"}
     assert len(computed) >= 8, computed
 
