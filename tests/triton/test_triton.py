@@ -9,8 +9,10 @@ model repository this script generates with the onnx package:
            max_batch_size 8, dynamic batching with a queue delay so concurrent requests merge
   auto     the same model with a config that names only the backend (auto-complete)
   wrong    the same model with a config naming an input the model does not have (not ready)
+  badparam the same model with a misspelt parameter (not ready)
   fixed    v[4] -> w = v + 1 without a batch dimension, config dims [-1] (looser than the
-           model), so that a request of the wrong length reaches Loom and gets its message
+           model), so that a request of the wrong length reaches Loom and gets its message;
+           two instances (two sessions) serving concurrent requests
 
 and talks to it through the KServe v2 REST API with urllib only: readiness, inference checked
 against numpy, requested outputs, concurrent requests merged by the batcher (the statistics'
@@ -94,7 +96,7 @@ max_batch_size: 8
 input [ { name: "x" data_type: TYPE_FP32 dims: [ 4 ] } ]
 output [ { name: "y" data_type: TYPE_FP32 dims: [ 3 ] },
          { name: "z" data_type: TYPE_FP32 dims: [ 4 ] } ]
-dynamic_batching { max_queue_delay_microseconds: 300000 }
+dynamic_batching { max_queue_delay_microseconds: 500000 }
 instance_group [ { count: 1 kind: KIND_CPU } ]
 parameters { key: "threads" value { string_value: "1" } }
 parameters { key: "devices" value { string_value: "cpu" } }
@@ -110,7 +112,12 @@ backend: "loom"
 max_batch_size: 0
 input [ { name: "v" data_type: TYPE_FP32 dims: [ -1 ] } ]
 output [ { name: "w" data_type: TYPE_FP32 dims: [ -1 ] } ]
+instance_group [ { count: 2 kind: KIND_CPU } ]
 parameters { key: "threads" value { string_value: "1" } }
+""",
+        "badparam": """
+backend: "loom"
+parameters { key: "device" value { string_value: "cpu" } }
 """,
     }
     for name, config in configs.items():
@@ -196,13 +203,15 @@ def run_checks(client, reference):
     expect(client.get("/v2/health/ready")[0] == 200, "server ready (not strict)")
     for model in ("linear", "auto", "fixed"):
         expect(client.get(f"/v2/models/{model}/ready")[0] == 200, f"model {model} ready")
-    expect(client.get("/v2/models/wrong/ready")[0] != 200, "model wrong not ready")
     status, index = client.post("/v2/repository/index")
-    wrong = [m for m in index if m.get("name") == "wrong"] if status == 200 else []
-    reason = wrong[0].get("reason", "") if wrong else ""
-    print(f"     wrong's reason: {reason}")
-    expect(wrong and wrong[0].get("state") == "UNAVAILABLE" and "not_x" in reason
-           and "does not have" in reason, "model wrong unavailable, the reason names not_x")
+    for model, words in (("wrong", ["not_x", "does not have"]),
+                         ("badparam", ["unknown parameter 'device'"])):
+        expect(client.get(f"/v2/models/{model}/ready")[0] != 200, f"model {model} not ready")
+        entry = [m for m in index if m.get("name") == model] if status == 200 else []
+        reason = entry[0].get("reason", "") if entry else ""
+        print(f"     {model}'s reason: {reason}")
+        expect(entry and entry[0].get("state") == "UNAVAILABLE"
+               and all(w in reason for w in words), f"model {model} unavailable with the reason")
 
     # ---- auto-complete ---------------------------------------------------------------------
     status, config = client.get("/v2/models/auto/config")
@@ -238,6 +247,12 @@ def run_checks(client, reference):
     v = np.array([1, 2, 3, 4], np.float32)
     status, reply = client.infer("fixed", [tensor("v", v)])
     expect(status == 200 and np.allclose(outputs_of(reply)["w"], v + 1), "fixed: w = v + 1")
+    vs = [v * i for i in range(6)]
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        replies = list(pool.map(lambda a: client.infer("fixed", [tensor("v", a)]), vs))
+    expect(all(s == 200 and np.allclose(outputs_of(rep)["w"], a + 1)
+               for (s, rep), a in zip(replies, vs)),
+           "fixed: 6 concurrent requests on two instances")
 
     # ---- concurrent requests merged by the dynamic batcher ---------------------------------
     rows = [np.full((1, 4), i / 8, np.float32) for i in range(8)]
@@ -349,7 +364,7 @@ def main():
             try:
                 if client.get("/v2/health/live")[0] == 200:
                     status, index = client.post("/v2/repository/index")
-                    if status == 200 and len(index) == 4 and all(
+                    if status == 200 and len(index) == 5 and all(
                             m.get("state") in ("READY", "UNAVAILABLE") for m in index):
                         break
             except (urllib.error.URLError, ConnectionError, OSError):
