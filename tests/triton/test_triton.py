@@ -13,6 +13,8 @@ model repository this script generates with the onnx package:
   fixed    v[4] -> w = v + 1 without a batch dimension, config dims [-1] (looser than the
            model), so that a request of the wrong length reaches Loom and gets its message;
            two instances (two sessions) serving concurrent requests
+  digits   the digits demo (apps/infer-run/demo) with max_batch_size 8 and its tensors left to
+           auto-complete, checked against infer-run's outputs on the same samples
 
 and talks to it through the KServe v2 REST API with urllib only: readiness, inference checked
 against numpy, requested outputs, concurrent requests merged by the batcher (the statistics'
@@ -58,7 +60,7 @@ def find_server(venv):
     return server, libs
 
 
-def write_models(repo):
+def write_models(repo, digits_model):
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -120,10 +122,15 @@ backend: "loom"
 parameters { key: "device" value { string_value: "cpu" } }
 """,
     }
+    if digits_model:
+        configs["digits"] = 'backend: "loom"\nmax_batch_size: 8\ndynamic_batching { }\n'
     for name, config in configs.items():
         (repo / name / "1").mkdir(parents=True, exist_ok=True)
         (repo / name / "config.pbtxt").write_text(config)
-        onnx.save(fixed if name == "fixed" else linear, str(repo / name / "1" / "model.onnx"))
+        if name == "digits":
+            (repo / name / "1" / "model.onnx").write_bytes(digits_model.read_bytes())
+        else:
+            onnx.save(fixed if name == "fixed" else linear, str(repo / name / "1" / "model.onnx"))
 
     def reference(x):
         return {"y": np.maximum(x @ w + b, 0), "z": x * 2}
@@ -176,7 +183,8 @@ def tensor(name, array, datatype="FP32", shape=None):
 
 def outputs_of(reply):
     import numpy as np
-    return {o["name"]: np.array(o["data"], dtype=np.float32).reshape(o["shape"])
+    types = {"FP32": np.float32, "INT64": np.int64}
+    return {o["name"]: np.array(o["data"], dtype=types[o["datatype"]]).reshape(o["shape"])
             for o in reply["outputs"]}
 
 
@@ -195,7 +203,45 @@ def stats(client, model):
     return body["model_stats"][0]
 
 
-def run_checks(client, reference):
+def check_digits(client, digits):
+    """The demo through Triton against infer-run's outputs on the same samples."""
+    import numpy as np
+    samples, expected = digits
+    status, config = client.get("/v2/models/digits/config")
+    expect(status == 200 and [i["name"] for i in config.get("input", [])] == ["image"]
+           and [int(d) for d in config["input"][0]["dims"]] == [1, 8, 8],
+           "digits: inputs completed without the batch dimension (max_batch_size 8 given)")
+    status, reply = client.infer("digits", [tensor("image", samples)])
+    got = outputs_of(reply) if status == 200 else {}
+    expect(status == 200 and np.allclose(got.get("probabilities"), expected["probabilities"],
+                                         rtol=1e-5, atol=1e-6)
+           # digit is [N] in the model: the completed config states it as dims [1] with
+           # reshape [] (Triton's convention), so clients see [N,1].
+           and got["digit"].shape == (len(samples), 1)
+           and np.array_equal(got["digit"].reshape(-1), expected["digit"]),
+           "digits: 8 samples in one request equal infer-run's outputs")
+    with concurrent.futures.ThreadPoolExecutor(len(samples)) as pool:
+        replies = list(pool.map(
+            lambda i: client.infer("digits", [tensor("image", samples[i:i + 1])]),
+            range(len(samples))))
+    expect(all(s == 200 and np.allclose(outputs_of(rep)["probabilities"],
+                                        expected["probabilities"][i:i + 1], rtol=1e-5, atol=1e-6)
+               and outputs_of(rep)["digit"].reshape(-1).tolist() == expected["digit"][i:i + 1].tolist()
+               for i, (s, rep) in enumerate(replies)),
+           "digits: the samples as concurrent requests, each equal to infer-run's row")
+
+
+def infer_run_outputs(infer_run, model, samples_path, work):
+    """probabilities and digit of the demo by infer-run, the reference for the served model."""
+    import numpy as np
+    out = work / "infer-run-out"
+    subprocess.run([str(infer_run), "--model", str(model), "--input", f"image={samples_path}",
+                    "--output", str(out)], check=True, timeout=120,
+                   env={**os.environ, "LOOM_PLUGIN_PATH": ""})
+    return {name: np.load(out / f"{name}.npy") for name in ("probabilities", "digit")}
+
+
+def run_checks(client, reference, digits):
     import numpy as np
 
     # ---- readiness -------------------------------------------------------------------------
@@ -302,6 +348,11 @@ def run_checks(client, reference):
     expect(status == 200 and np.allclose(outputs_of(reply)["y"], ref["y"], atol=1e-5),
            "linear still serves after the bad requests")
 
+    if digits:
+        check_digits(client, digits)
+    else:
+        print("     digits: skipped (no --infer-run)")
+
     # ---- unload and load -----------------------------------------------------------------------
     status, _ = client.post("/v2/repository/models/auto/unload")
     deadline = time.monotonic() + 30
@@ -322,6 +373,8 @@ def main():
     parser.add_argument("--backend-dir", type=Path, required=True,
                         help="directory holding loom/libtriton_loom.so")
     parser.add_argument("--work", type=Path, required=True, help="scratch directory")
+    parser.add_argument("--infer-run", type=Path, help="infer-run, for the digits demo's reference")
+    parser.add_argument("--demo", type=Path, help="apps/infer-run/demo (digits.onnx, samples.npy)")
     args = parser.parse_args()
     if os.environ.get("LOOM_TRITON_VENV"):
         args.venv = Path(os.environ["LOOM_TRITON_VENV"])
@@ -336,7 +389,13 @@ def main():
         import shutil
         shutil.rmtree(repo)
     repo.mkdir(parents=True)
-    reference = write_models(repo)
+    digits = None
+    if args.infer_run and args.demo:
+        import numpy as np
+        samples_path = args.demo / "samples.npy"
+        digits = (np.load(samples_path), infer_run_outputs(args.infer_run, args.demo / "digits.onnx",
+                                                           samples_path, args.work))
+    reference = write_models(repo, args.demo / "digits.onnx" if digits else None)
 
     port = free_port()
     log_path = args.work / "tritonserver.log"
@@ -364,7 +423,7 @@ def main():
             try:
                 if client.get("/v2/health/live")[0] == 200:
                     status, index = client.post("/v2/repository/index")
-                    if status == 200 and len(index) == 5 and all(
+                    if status == 200 and len(index) == (6 if digits else 5) and all(
                             m.get("state") in ("READY", "UNAVAILABLE") for m in index):
                         break
             except (urllib.error.URLError, ConnectionError, OSError):
@@ -372,7 +431,7 @@ def main():
             time.sleep(0.3)
         status, server_meta = client.get("/v2")
         print(f"     tritonserver {server_meta.get('version')}")
-        run_checks(client, reference)
+        run_checks(client, reference, digits)
 
         # ---- clean shutdown --------------------------------------------------------------------
         proc.send_signal(signal.SIGINT)

@@ -5,6 +5,7 @@
 #include <loom/loom.h>
 
 #include <cstdint>
+#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -36,7 +37,9 @@ TRITONSERVER_Error_Code triton_code(loom_status_code_t code);
 // A new TRITONSERVER_Error for the exception being handled (call inside a catch block).
 TRITONSERVER_Error* current_error();
 
-void log(TRITONSERVER_LogLevel level, const std::string& message);
+// To the server's log, with the backend's source file and line.
+void log(TRITONSERVER_LogLevel level, const std::string& message,
+         std::source_location where = std::source_location::current());
 
 // Steady-clock nanoseconds, the clock Triton's statistics expect.
 uint64_t now_ns();

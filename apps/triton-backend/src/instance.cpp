@@ -25,7 +25,7 @@ void log_error(TRITONSERVER_Error* error, const std::string& what) {
 
 // The shape the model takes for an input, with -1 for the batch dimension, for messages.
 std::vector<int64_t> expected_shape(const TensorSpec& spec, int64_t max_batch_size) {
-  std::vector<int64_t> shape = spec.dims;
+  std::vector<int64_t> shape = spec.model_dims;  // Triton has applied any reshape
   if (max_batch_size > 0) shape.insert(shape.begin(), -1);
   return shape;
 }

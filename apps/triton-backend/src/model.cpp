@@ -98,9 +98,10 @@ std::string config_string(const Json& object, std::string_view key) {
   return value ? value->text() : std::string();
 }
 
-std::vector<int64_t> config_dims(const Json& entry, const std::string& what) {
+std::vector<int64_t> config_dims(const Json& entry, const std::string& what,
+                                 std::string_view key = "dims") {
   std::vector<int64_t> dims;
-  if (const Json* list = entry.find("dims")) {
+  if (const Json* list = entry.find(key)) {
     for (const Json& d : list->items()) {
       std::optional<int64_t> v = d.as_int();
       if (!v) config_error(what + ": dims holds something that is not an integer");
@@ -281,6 +282,14 @@ bool ModelState::complete_config(Json& config) const {
       // With a batch dimension, Triton's dims leave it out.
       size_t first = (max_batch > 0 && io.rank >= 1) ? 1 : 0;
       for (size_t i = first; i < io.dims.size(); ++i) dims.push_back(Json::number(io.dims[i]));
+      if (dims.items().empty()) {
+        // Triton wants at least one dim: a scalar per batch row (or a scalar) is stated as
+        // [1] and reshaped to [] for the model, Triton's own convention.
+        dims.push_back(Json::number(1));
+        Json reshape = Json::object();
+        reshape.set("shape", Json::array());
+        entry.set("reshape", std::move(reshape));
+      }
       entry.set("dims", std::move(dims));
       list.push_back(std::move(entry));
       changed = true;
@@ -330,9 +339,6 @@ void ModelState::check_config(const Json& config) {
                            subject +
                                " is a sequence or optional; the loom backend serves "
                                "tensors only");
-      if (const Json* reshape = entry.find("reshape"); reshape && !reshape->is_null())
-        throw BackendError(TRITONSERVER_ERROR_UNSUPPORTED,
-                           subject + ": reshape is not supported by the loom backend");
       std::string type = config_string(entry, "data_type");
       spec.dtype = loom_dtype_from_config(type);
       if (spec.dtype == LOOM_DTYPE_UNDEFINED)
@@ -344,8 +350,12 @@ void ModelState::check_config(const Json& config) {
         config_error(subject + ": config.pbtxt says " + type + ", the model's is " + describe(*io));
       spec.triton_dtype = triton_dtype(spec.dtype);
       spec.dims = config_dims(entry, subject);
+      spec.model_dims = spec.dims;
+      const Json* reshape = entry.find("reshape");
+      if (reshape && reshape->is_object())
+        spec.model_dims = config_dims(*reshape, subject, "shape");
 
-      std::vector<int64_t> full = spec.dims;
+      std::vector<int64_t> full = spec.model_dims;
       if (max_batch_size_ > 0) {
         if (io->rank == 0 || (io->rank > 0 && io->dims[0] != -1))
           config_error("max_batch_size is " + std::to_string(max_batch_size_) +
@@ -359,7 +369,9 @@ void ModelState::check_config(const Json& config) {
         for (size_t i = 0; agree && i < full.size(); ++i)
           if (full[i] >= 0 && io->dims[i] >= 0 && full[i] != io->dims[i]) agree = false;
         if (!agree)
-          config_error(subject + ": config.pbtxt gives dims " + dims_text(spec.dims) +
+          config_error(subject + ": config.pbtxt gives " +
+                       (spec.model_dims != spec.dims ? "reshape " : "dims ") +
+                       dims_text(spec.model_dims) +
                        (max_batch_size_ > 0 ? " after the batch dimension" : "") +
                        ", which does not fit the model's " + describe(*io));
       }

@@ -32,7 +32,10 @@ struct TensorSpec {
   loom_dtype_t dtype = LOOM_DTYPE_UNDEFINED;
   TRITONSERVER_DataType triton_dtype = TRITONSERVER_TYPE_INVALID;
   std::vector<int64_t> dims;  // without the batch dimension when max_batch_size > 0
-  size_t model_index = 0;     // its index among the Loom model's inputs or outputs
+  // The shape the backend and the model see: reshape.shape when the configuration has one
+  // (Triton reshapes inputs before the backend and outputs after it), otherwise dims.
+  std::vector<int64_t> model_dims;
+  size_t model_index = 0;  // its index among the Loom model's inputs or outputs
 };
 
 class ModelState {
