@@ -82,41 +82,6 @@ void AtomicFile::commit(std::string_view text) {
 
 namespace {
 
-// Whether an event's time is its own, as the core's summary decides (core/src/profiler.cpp,
-// ProfileRecord::leaf), for the C event carries no such flag:
-// - a device's step ("node", "fused", "device") and a "transfer" always are;
-// - a "host" node is unless it has bodies (their own steps are recorded): the host runs the
-//   ai.onnx control flow and sequence ops, and of those If, Loop, Scan and SequenceMap have
-//   bodies;
-// - a "subgraph" (a whole device call) is only when its device reported no step during it.
-//   A call's steps are recorded while the core waits in it, so they are exactly the steps of
-//   the same run recorded since that run's previous device call ended;
-// - a "run" never is.
-class LeafRule {
- public:
-  bool leaf(const loom_profile_event_t& e) {
-    const std::string_view category = e.category;
-    if (category == "node" || category == "fused" || category == "device") {
-      ++steps_since_call_[e.run];
-      return true;
-    }
-    if (category == "transfer") return true;
-    if (category == "host") {
-      const std::string_view op = e.op_type;
-      return op != "If" && op != "Loop" && op != "Scan" && op != "SequenceMap";
-    }
-    if (category == "subgraph") {
-      const bool reported_none = steps_since_call_[e.run] == 0;
-      steps_since_call_[e.run] = 0;
-      return reported_none;
-    }
-    return false;
-  }
-
- private:
-  std::map<uint64_t, size_t> steps_since_call_;
-};
-
 struct Sum {
   uint64_t ns = 0;
   uint64_t count = 0;
@@ -132,7 +97,6 @@ ProfileStats collect_profile(loom_session_t* session) {
   Sum whole;
   uint64_t leaves = 0;
   size_t events = 0;
-  LeafRule rule;
   struct Context {
     std::function<void(const loom_profile_event_t&)> fn;
   } context{[&](const loom_profile_event_t& e) {
@@ -144,7 +108,7 @@ ProfileStats collect_profile(loom_session_t* session) {
       whole.ns += ns;
       ++whole.count;
     }
-    if (!rule.leaf(e)) return;
+    if (!e.counted) return;  // its time is its steps' (a run, a control-flow node...)
     leaves += ns;
     std::string type = e.op_type;
     if (category == "transfer") type = "(transfer)";

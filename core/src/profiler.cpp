@@ -57,6 +57,7 @@ loom_profile_event_t view_of(const ProfileRecord& r, uint64_t base) {
   e.thread = r.thread;
   e.start_ns = since(r.start_ns, base);
   e.end_ns = std::max(e.start_ns, since(r.end_ns, base));
+  e.counted = r.leaf;
   return e;
 }
 
@@ -65,9 +66,17 @@ std::string micros(uint64_t ns) { return fmt::format("{:.3f}", static_cast<doubl
 }  // namespace
 
 size_t Profiler::events(const std::function<void(const loom_profile_event_t&)>& fn) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const ProfileRecord& r : events_) fn(view_of(r, base_ns_));
-  return dropped_;
+  // A copy, so that fn runs without the lock: it may ask for the trace or the summary, or a
+  // profiled run may still record meanwhile.
+  std::vector<ProfileRecord> copy;
+  size_t dropped;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    copy = events_;
+    dropped = dropped_;
+  }
+  for (const ProfileRecord& r : copy) fn(view_of(r, base_ns_));
+  return dropped;
 }
 
 std::string Profiler::chrome_trace() const {
@@ -96,7 +105,8 @@ std::string Profiler::chrome_trace() const {
           R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":"{} thread {}"}}}})",
           pid, r.thread, json_escape(r.device), r.thread));
     const loom_profile_event_t e = view_of(r, base_ns_);
-    std::string args = fmt::format(R"("run":{},"device":"{}")", r.run, json_escape(r.device));
+    std::string args = fmt::format(R"("run":{},"device":"{}","counted":{})", r.run,
+                                   json_escape(r.device), r.leaf ? "true" : "false");
     if (!r.op_type.empty()) args += ",\"op_type\":\"" + json_escape(r.op_type) + "\"";
     if (!r.nodes.empty()) args += ",\"nodes\":\"" + json_escape(r.nodes) + "\"";
     if (!r.shapes.empty()) args += ",\"shapes\":\"" + json_escape(r.shapes) + "\"";
@@ -181,14 +191,16 @@ std::string Profiler::summary() const {
                        static_cast<double>(s.count) / nruns,
                        static_cast<double>(s.ns) / static_cast<double>(s.count) / 1e3);
   }
+  // The node comes last: a fused step's name lists every node it computed, which no fixed
+  // column width holds.
   out += "\nby node (per run):\n";
-  out += fmt::format("  {:<40} {:<20} {:<12} {:>10} {:>7} {:>7}\n", "node", "op type", "device",
-                     "ms", "share", "count");
+  out += fmt::format("  {:>10} {:>7} {:>7} {:<12} {:<24} {}\n", "ms", "share", "count", "device",
+                     "op type", "node");
   for (const auto& [key, s] : sorted(by_node)) {
     const double per_run = static_cast<double>(s.ns) / nruns;
-    out += fmt::format("  {:<40} {:<20} {:<12} {:>10.3f} {:>6.1f}% {:>7.1f}\n", key.name,
-                       key.op_type, key.device, ms(per_run), share(per_run),
-                       static_cast<double>(s.count) / nruns);
+    out += fmt::format("  {:>10.3f} {:>6.1f}% {:>7.1f} {:<12} {:<24} {}\n", ms(per_run),
+                       share(per_run), static_cast<double>(s.count) / nruns, key.device,
+                       key.op_type, key.name);
   }
   return out;
 }

@@ -494,6 +494,8 @@ def leaf_totals(xs):
             leaf = op not in ("If", "Loop", "Scan", "SequenceMap")
         else:
             leaf = cat == "transfer"
+        # The core's own flag (loom_profile_event_t::counted) agrees with the documented rule.
+        assert leaf == e["args"]["counted"], e
         if not leaf:
             continue
         key = {"transfer": "(transfer)", "device": "(device step)",
@@ -519,12 +521,12 @@ def summary_tables(text):
             section = by_type if "op type" in line else by_node
             continue
         words = line.split()
-        if section is None or not words or words[0] in ("op", "node"):
+        if section is None or not words or words[0] in ("op", "ms"):
             continue
         if section is by_type:  # op type (may hold spaces), device, ms, share%, count, mean us
             section[(" ".join(words[:-5]), words[-5])] = float(words[-4])
-        else:  # node, op type, device, ms, share%, count
-            section[(words[0], words[2])] = float(words[3])
+        else:  # ms, share%, count, device, op type, node (last: a fused step lists its nodes)
+            section[(" ".join(words[5:]), words[3])] = float(words[0])
     return steps, by_type, by_node
 
 

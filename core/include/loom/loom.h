@@ -336,6 +336,10 @@ typedef struct loom_profile_event_t {
   uint64_t thread;       /* the OS thread that reported it */
   uint64_t start_ns;     /* nanoseconds since profiling started */
   uint64_t end_ns;
+  bool counted;          /* the event's time is its own and the summary adds it up: true for
+                            node, fused, device, transfer and host (a control-flow node: false,
+                            its bodies' steps count), and for a subgraph whose device reported
+                            no steps (a plugin built before ABI 1.5); false for run */
 } loom_profile_event_t;
 
 /* Starts recording the timings of every run of `session` (clearing what was recorded); stop
@@ -343,7 +347,8 @@ typedef struct loom_profile_event_t {
  * dropped. Thread-safe. Profiling makes asynchronous devices wait after each step. */
 LOOM_API loom_status_t* loom_session_profile_start(loom_session_t* session, size_t max_events);
 LOOM_API void loom_session_profile_stop(loom_session_t* session);
-/* Calls fn for each event recorded, in the order recorded; returns how many were dropped. */
+/* Calls fn for each event recorded, in the order recorded; returns how many were dropped. fn
+ * is called on a copy of the events, so it may call the session's functions. */
 LOOM_API size_t loom_session_profile_events(loom_session_t* session,
                                             void (*fn)(void* user,
                                                        const loom_profile_event_t* event),
