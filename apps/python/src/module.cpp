@@ -555,6 +555,7 @@ class Session {
           d["thread"] = e->thread;
           d["start_ns"] = e->start_ns;
           d["end_ns"] = e->end_ns;
+          d["counted"] = e->counted;
           static_cast<nb::list*>(user)->append(d);
         },
         &events);

@@ -416,7 +416,7 @@ class InferenceSession:
 
     def profile_events(self) -> list[dict[str, Any]]:
         """The recorded events as dicts (category, name, op_type, device, nodes, shapes, detail,
-        run, thread, start_ns, end_ns)."""
+        run, thread, start_ns, end_ns, counted: whether the summary adds its time up)."""
         events, dropped = self._session.profile_events()
         if dropped:
             warnings.warn(f"{dropped} profile events were dropped past the event limit", stacklevel=2)
