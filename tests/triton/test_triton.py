@@ -13,6 +13,7 @@ model repository this script generates with the onnx package:
   fixed    v[4] -> w = v + 1 without a batch dimension, config dims [-1] (looser than the
            model), so that a request of the wrong length reaches Loom and gets its message;
            two instances (two sessions) serving concurrent requests
+  strings  s[N,2] STRING -> echo = s (STRING), num = float(s) (FP32); config names only the backend
   digits   the digits demo (apps/infer-run/demo) with max_batch_size 8 and its tensors left to
            auto-complete, checked against infer-run's outputs on the same samples
 
@@ -91,6 +92,16 @@ def write_models(repo, digits_model):
     fixed = helper.make_model(fixed_graph, opset_imports=[helper.make_opsetid("", 13)])
     fixed.ir_version = 8
 
+    strings_graph = helper.make_graph(
+        [helper.make_node("Identity", ["s"], ["echo"]),
+         helper.make_node("Cast", ["s"], ["num"], to=TensorProto.FLOAT)], "strings",
+        [helper.make_tensor_value_info("s", TensorProto.STRING, ["batch", 2])],
+        [helper.make_tensor_value_info("echo", TensorProto.STRING, ["batch", 2]),
+         helper.make_tensor_value_info("num", TensorProto.FLOAT, ["batch", 2])])
+    strings = helper.make_model(strings_graph, opset_imports=[helper.make_opsetid("", 13)])
+    strings.ir_version = 8
+    models = {"fixed": fixed, "strings": strings}
+
     configs = {
         "linear": """
 backend: "loom"
@@ -117,6 +128,7 @@ output [ { name: "w" data_type: TYPE_FP32 dims: [ -1 ] } ]
 instance_group [ { count: 2 kind: KIND_CPU } ]
 parameters { key: "threads" value { string_value: "1" } }
 """,
+        "strings": 'backend: "loom"\ndynamic_batching { max_queue_delay_microseconds: 300000 }\n',
         "badparam": """
 backend: "loom"
 parameters { key: "device" value { string_value: "cpu" } }
@@ -130,7 +142,7 @@ parameters { key: "device" value { string_value: "cpu" } }
         if name == "digits":
             (repo / name / "1" / "model.onnx").write_bytes(digits_model.read_bytes())
         else:
-            onnx.save(fixed if name == "fixed" else linear, str(repo / name / "1" / "model.onnx"))
+            onnx.save(models.get(name, linear), str(repo / name / "1" / "model.onnx"))
 
     def reference(x):
         return {"y": np.maximum(x @ w + b, 0), "z": x * 2}
@@ -183,7 +195,7 @@ def tensor(name, array, datatype="FP32", shape=None):
 
 def outputs_of(reply):
     import numpy as np
-    types = {"FP32": np.float32, "INT64": np.int64}
+    types = {"FP32": np.float32, "INT64": np.int64, "BYTES": object}
     return {o["name"]: np.array(o["data"], dtype=types[o["datatype"]]).reshape(o["shape"])
             for o in reply["outputs"]}
 
@@ -299,6 +311,27 @@ def run_checks(client, reference, digits):
     expect(all(s == 200 and np.allclose(outputs_of(rep)["w"], a + 1)
                for (s, rep), a in zip(replies, vs)),
            "fixed: 6 concurrent requests on two instances")
+
+    # ---- strings (BYTES) in and out, batched -------------------------------------------------
+    words = np.array([["1.5", "-2"], ["0.25", "1000"]], dtype=object)
+    status, reply = client.infer("strings", [{"name": "s", "shape": [2, 2], "datatype": "BYTES",
+                                              "data": words.flatten().tolist()}])
+    got = outputs_of(reply) if status == 200 else {}
+    expect(status == 200 and got["echo"].tolist() == words.tolist()
+           and np.allclose(got["num"], words.astype(np.float32)),
+           "strings: BYTES in, BYTES and FP32 out")
+    rows_s = [[str(i) * (i + 1), f"{i}.5"] for i in range(4)]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        replies = list(pool.map(lambda r: client.infer(
+            "strings", [{"name": "s", "shape": [1, 2], "datatype": "BYTES", "data": r}]), rows_s))
+    expect(all(st == 200 and outputs_of(rep)["echo"].tolist() == [r]
+               and np.allclose(outputs_of(rep)["num"], [[float(x) for x in r]])
+               for (st, rep), r in zip(replies, rows_s)),
+           "strings: concurrent requests of strings of different lengths, each its own back")
+    status, reply = client.infer("strings", [{"name": "s", "shape": [1, 2], "datatype": "BYTES",
+                                              "data": ["1", "not a number"]}])
+    print(f"     strings, Cast of 'not a number': {status} {(reply or {}).get('error')}")
+    expect(status >= 400 and (reply or {}).get("error"), "strings: a failing Cast is an error")
 
     # ---- concurrent requests merged by the dynamic batcher ---------------------------------
     rows = [np.full((1, 4), i / 8, np.float32) for i in range(8)]
@@ -423,7 +456,7 @@ def main():
             try:
                 if client.get("/v2/health/live")[0] == 200:
                     status, index = client.post("/v2/repository/index")
-                    if status == 200 and len(index) == (6 if digits else 5) and all(
+                    if status == 200 and len(index) == (7 if digits else 6) and all(
                             m.get("state") in ("READY", "UNAVAILABLE") for m in index):
                         break
             except (urllib.error.URLError, ConnectionError, OSError):

@@ -23,6 +23,17 @@ void log_error(TRITONSERVER_Error* error, const std::string& what) {
   throw BackendError(TRITONSERVER_ERROR_INVALID_ARG, message);
 }
 
+// Triton's BYTES elements: each a 4-byte little-endian length and that many bytes.
+void put_u32(char* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+uint32_t get_u32(const char* in) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i)
+    v |= static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  return v;
+}
+
 // The shape the model takes for an input, with -1 for the batch dimension, for messages.
 std::vector<int64_t> expected_shape(const TensorSpec& spec, int64_t max_batch_size) {
   std::vector<int64_t> shape = spec.model_dims;  // Triton has applied any reshape
@@ -56,12 +67,18 @@ struct HostTensorsReleaser {
 }  // namespace
 
 // One request on its way through execute.
+struct InstanceState::PendingInput {
+  std::vector<int64_t> shape;
+  std::vector<std::pair<const void*, size_t>> buffers;
+  size_t byte_size = 0;
+  // A STRING input: its elements, viewing the request's bytes (or string_bytes, their copy
+  // when the request split them over several buffers).
+  std::vector<loom_string_t> strings;
+  std::vector<char> string_bytes;
+};
+
 struct InstanceState::Pending {
-  struct Input {
-    std::vector<int64_t> shape;
-    std::vector<std::pair<const void*, size_t>> buffers;
-    size_t byte_size = 0;
-  };
+  using Input = PendingInput;
   TRITONBACKEND_Request* request = nullptr;
   std::vector<Input> inputs;    // in the configuration's input order
   std::vector<size_t> outputs;  // requested outputs, as indices among the model's outputs
@@ -70,6 +87,42 @@ struct InstanceState::Pending {
   TRITONSERVER_Error_Code code = TRITONSERVER_ERROR_INTERNAL;
   std::string message;
 };
+
+namespace {
+
+// Splits a STRING input's bytes into its `elements` strings, which must use up every byte.
+void decode_strings(const std::string& name, uint64_t elements, InstanceState::PendingInput& data) {
+  const char* bytes = nullptr;
+  size_t size = data.byte_size;
+  if (data.buffers.size() == 1) {
+    bytes = static_cast<const char*>(data.buffers[0].first);
+  } else {
+    data.string_bytes.reserve(size);
+    for (const auto& [ptr, n] : data.buffers)
+      data.string_bytes.insert(data.string_bytes.end(), static_cast<const char*>(ptr),
+                               static_cast<const char*>(ptr) + n);
+    bytes = data.string_bytes.data();
+  }
+  size_t pos = 0;
+  data.strings.reserve(static_cast<size_t>(std::min<uint64_t>(elements, size / 4)));
+  for (uint64_t e = 0; e < elements; ++e) {
+    if (size - pos < 4) break;
+    uint32_t length = get_u32(bytes + pos);
+    pos += 4;
+    if (size - pos < length) {
+      pos = size + 1;  // marks the error below
+      break;
+    }
+    data.strings.push_back(loom_string_t{bytes + pos, length});
+    pos += length;
+  }
+  if (data.strings.size() != elements || pos != size)
+    request_error("input '" + name + "': its " + std::to_string(size) + " bytes are not the " +
+                  std::to_string(elements) + " length-prefixed strings its shape " +
+                  dims_text(data.shape) + " holds");
+}
+
+}  // namespace
 
 InstanceState::InstanceState(TRITONBACKEND_ModelInstance* instance, ModelState& model)
     : instance_(instance), model_(model) {
@@ -142,8 +195,9 @@ void InstanceState::parse(Pending& pending) const {
       elements *= static_cast<uint64_t>(d);
     }
     uint64_t element_size = loom_dtype_size(spec->dtype);
-    if (elements > std::numeric_limits<uint64_t>::max() / element_size ||
-        elements * element_size != byte_size)
+    if (spec->dtype != LOOM_DTYPE_STRING &&
+        (elements > std::numeric_limits<uint64_t>::max() / element_size ||
+         elements * element_size != byte_size))
       request_error("input '" + spec->name + "' holds " + std::to_string(byte_size) +
                     " bytes, its shape " + dims_text(data.shape) + " of " + wire_dtype_name(dtype) +
                     " needs " + std::to_string(elements * element_size));
@@ -175,6 +229,7 @@ void InstanceState::parse(Pending& pending) const {
                                "reads host memory");
       if (size) data.buffers.emplace_back(buffer, static_cast<size_t>(size));
     }
+    if (spec->dtype == LOOM_DTYPE_STRING) decode_strings(spec->name, elements, data);
   }
   for (size_t i = 0; i < specs.size(); ++i)
     if (!seen[i]) request_error("missing input '" + specs[i].name + "'");
@@ -217,6 +272,7 @@ void InstanceState::run_group(Pending* const* group, size_t size) noexcept {
     // Inputs: the request's own bytes when it is alone and in one buffer; otherwise the
     // requests' rows stacked along the first dimension in one buffer per input.
     std::vector<std::unique_ptr<std::byte[]>> storage;
+    std::vector<std::vector<loom_string_t>> string_storage;
     std::vector<loom_host_tensor_t> tensors(specs.size());
     std::vector<const char*> names(specs.size());
     for (size_t k = 0; k < specs.size(); ++k) {
@@ -227,10 +283,25 @@ void InstanceState::run_group(Pending* const* group, size_t size) noexcept {
       t.rank = static_cast<int32_t>(first.shape.size());
       std::copy(first.shape.begin(), first.shape.end(), t.dims);
       if (max_batch > 0) t.dims[0] = rows;
+      names[k] = specs[k].name.c_str();
+      if (t.dtype == LOOM_DTYPE_STRING) {
+        // Strings go to Loom as loom_string_t arrays viewing the requests' bytes.
+        const std::vector<loom_string_t>* strings = &first.strings;
+        if (size > 1) {
+          string_storage.emplace_back();
+          for (size_t r = 0; r < size; ++r) {
+            const auto& part = group[r]->inputs[k].strings;
+            string_storage.back().insert(string_storage.back().end(), part.begin(), part.end());
+          }
+          strings = &string_storage.back();
+        }
+        t.data = const_cast<loom_string_t*>(strings->data());
+        t.byte_size = strings->size() * sizeof(loom_string_t);
+        continue;
+      }
       size_t total = 0;
       for (size_t r = 0; r < size; ++r) total += group[r]->inputs[k].byte_size;
       t.byte_size = total;
-      names[k] = specs[k].name.c_str();
       const bool aligned =
           first.buffers.size() == 1 &&
           reinterpret_cast<uintptr_t>(first.buffers[0].first) % alignof(std::max_align_t) == 0;
@@ -288,17 +359,33 @@ void InstanceState::run_group(Pending* const* group, size_t size) noexcept {
         const loom_host_tensor_t& t = outputs[o];
         const std::string& name = model_.model_output_names()[o];
         TRITONSERVER_DataType dtype = triton_dtype(t.dtype);
-        if (dtype == TRITONSERVER_TYPE_INVALID || dtype == TRITONSERVER_TYPE_BYTES)
+        if (dtype == TRITONSERVER_TYPE_INVALID)
           throw BackendError(TRITONSERVER_ERROR_UNSUPPORTED,
                              "output '" + name + "' is " + loom_dtype_name(t.dtype) +
                                  ", which the loom backend does not return");
         std::vector<int64_t> shape(t.dims, t.dims + t.rank);
+        // The request's rows: [offset, offset + bytes) of the output's bytes (of its
+        // loom_string_t array for strings).
         size_t offset = 0, bytes = t.byte_size;
         if (max_batch > 0) {
           size_t row_bytes = rows > 0 ? t.byte_size / static_cast<size_t>(rows) : 0;
           shape[0] = p.batch;
           offset = row_bytes * static_cast<size_t>(row);
           bytes = row_bytes * static_cast<size_t>(p.batch);
+        }
+        const loom_string_t* strings = nullptr;
+        size_t num_strings = 0;
+        if (t.dtype == LOOM_DTYPE_STRING) {
+          // Triton's BYTES: each element a 4-byte length and its bytes.
+          strings = static_cast<const loom_string_t*>(t.data) + offset / sizeof(loom_string_t);
+          num_strings = bytes / sizeof(loom_string_t);
+          bytes = 0;
+          for (size_t e = 0; e < num_strings; ++e) {
+            if (strings[e].size > std::numeric_limits<uint32_t>::max())
+              throw BackendError(TRITONSERVER_ERROR_UNSUPPORTED,
+                                 "output '" + name + "' has a string over 4 GiB");
+            bytes += 4 + strings[e].size;
+          }
         }
         TRITONBACKEND_Output* output = nullptr;
         check(TRITONBACKEND_ResponseOutput(response, &output, name.c_str(), dtype, shape.data(),
@@ -312,7 +399,16 @@ void InstanceState::run_group(Pending* const* group, size_t size) noexcept {
         if (memory == TRITONSERVER_MEMORY_GPU)
           throw BackendError(TRITONSERVER_ERROR_UNSUPPORTED,
                              "output '" + name + "': the server gave GPU memory");
-        if (bytes) std::memcpy(buffer, static_cast<const std::byte*>(t.data) + offset, bytes);
+        if (strings) {
+          char* out = static_cast<char*>(buffer);
+          for (size_t e = 0; e < num_strings; ++e) {
+            put_u32(out, static_cast<uint32_t>(strings[e].size));
+            if (strings[e].size) std::memcpy(out + 4, strings[e].data, strings[e].size);
+            out += 4 + strings[e].size;
+          }
+        } else if (bytes) {
+          std::memcpy(buffer, static_cast<const std::byte*>(t.data) + offset, bytes);
+        }
       }
       TRITONSERVER_Error* sent =
           TRITONBACKEND_ResponseSend(response, LOOM_TRITON_RESPONSE_COMPLETE_FINAL, nullptr);

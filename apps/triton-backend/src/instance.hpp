@@ -22,6 +22,7 @@ class InstanceState {
   // error response, the others are still served).
   void execute(TRITONBACKEND_Request** requests, uint32_t count) noexcept;
 
+  struct PendingInput;  // one input of a request (public for the decoding helper)
  private:
   struct Pending;
   void parse(Pending& pending) const;

@@ -343,9 +343,6 @@ void ModelState::check_config(const Json& config) {
       spec.dtype = loom_dtype_from_config(type);
       if (spec.dtype == LOOM_DTYPE_UNDEFINED)
         config_error(subject + ": data_type " + type + " is not one the loom backend serves");
-      if (spec.dtype == LOOM_DTYPE_STRING)
-        throw BackendError(TRITONSERVER_ERROR_UNSUPPORTED,
-                           subject + ": TYPE_STRING tensors are not served by the loom backend");
       if (spec.dtype != io->dtype)
         config_error(subject + ": config.pbtxt says " + type + ", the model's is " + describe(*io));
       spec.triton_dtype = triton_dtype(spec.dtype);
