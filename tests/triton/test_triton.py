@@ -149,6 +149,15 @@ parameters { key: "device" value { string_value: "cpu" } }
     return reference
 
 
+def die_with_parent():
+    """In the server's process before exec: killed when this script dies, even by SIGKILL
+    (a ctest timeout), so that no server outlives the test."""
+    import ctypes
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    PR_SET_PDEATHSIG = 1
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -445,7 +454,7 @@ def main():
     print("$ " + " ".join(command))
     with open(log_path, "w") as log:
         proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+                                preexec_fn=die_with_parent)
     client = Client(port)
     try:
         while True:
@@ -478,7 +487,7 @@ def main():
         print(f"FAIL {e!r}")
     finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+            proc.kill()
             proc.wait()
     log_text = log_path.read_text(errors="replace")
     for line in log_text.splitlines():
