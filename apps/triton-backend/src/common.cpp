@@ -58,14 +58,13 @@ TRITONSERVER_Error* current_error() {
   }
 }
 
-void log(TRITONSERVER_LogLevel level, const std::string& message, std::source_location where) {
+void log(TRITONSERVER_LogLevel level, const std::string& message, const char* file, int line) {
   if (!TRITONSERVER_LogIsEnabled(level)) return;
-  std::string_view file = where.file_name();
-  file = file.substr(file.find_last_of('/') + 1);  // npos + 1 == 0: the whole name
   std::string name(file);
+  name.erase(0, name.find_last_of('/') + 1);  // npos + 1 == 0: the whole name
   // A failure to log has nowhere better to go.
-  if (TRITONSERVER_Error* error = TRITONSERVER_LogMessage(
-          level, name.c_str(), static_cast<int>(where.line()), message.c_str()))
+  if (TRITONSERVER_Error* error =
+          TRITONSERVER_LogMessage(level, name.c_str(), line, message.c_str()))
     TRITONSERVER_ErrorDelete(error);
 }
 

@@ -5,7 +5,6 @@
 #include <loom/loom.h>
 
 #include <cstdint>
-#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -37,9 +36,10 @@ TRITONSERVER_Error_Code triton_code(loom_status_code_t code);
 // A new TRITONSERVER_Error for the exception being handled (call inside a catch block).
 TRITONSERVER_Error* current_error();
 
-// To the server's log, with the backend's source file and line.
+// To the server's log, with the caller's source file and line (the builtins, because clang 14
+// with Debian 12's libstdc++ has no std::source_location).
 void log(TRITONSERVER_LogLevel level, const std::string& message,
-         std::source_location where = std::source_location::current());
+         const char* file = __builtin_FILE(), int line = __builtin_LINE());
 
 // Steady-clock nanoseconds, the clock Triton's statistics expect.
 uint64_t now_ns();
