@@ -135,13 +135,11 @@ InstanceState::InstanceState(TRITONBACKEND_ModelInstance* instance, ModelState& 
     throw BackendError(TRITONSERVER_ERROR_UNSUPPORTED,
                        "instance_group kind KIND_GPU: the loom backend places work with the "
                        "'devices' parameter; use KIND_CPU or KIND_MODEL");
-  // Until sessions run concurrently, each instance owns a session of its own.
-  session_ = model_.create_session();
+  // The model's session, shared by every instance (it runs one inference per instance at once).
+  session_ = model_.session();
 }
 
-InstanceState::~InstanceState() {
-  if (session_) loom_session_destroy(session_);
-}
+InstanceState::~InstanceState() = default;
 
 void InstanceState::parse(Pending& pending) const {
   const auto& specs = model_.inputs();

@@ -170,11 +170,22 @@ ModelState::ModelState(TRITONBACKEND_Model* triton_model, BackendState& backend)
     config = read_config(triton_model);
   }
   check_config(config);
+  // Every instance runs on one session that runs as many inferences at once as there are
+  // instances (max_concurrent_runs): the instances share the model and, where the device shares
+  // them (onednn), its compiled weights, and `threads` is their budget together.
+  instances_ = 0;
+  if (const Json* groups = config.find("instance_group"); groups && groups->is_array())
+    for (const Json& group : groups->items()) {
+      const int64_t count = config_int(group, "count");
+      instances_ += count > 0 ? count : 1;
+    }
+  instances_ = std::clamp<int64_t>(instances_, 1, loom_max_threads());
 
   std::string summary = "loom: model '" + name_ + "' version " + std::to_string(version_) + ": " +
                         model_path_ + " (" + loom_model_format(model_.get()) +
                         "), max_batch_size " + std::to_string(max_batch_size_) + ", devices " +
-                        devices_;
+                        devices_ + ", " + std::to_string(instances_) +
+                        " instance(s) on one session";
   log(TRITONSERVER_LOG_INFO, summary);
 }
 
@@ -385,16 +396,23 @@ void ModelState::check_config(const Json& config) {
                    " is missing from config.pbtxt (the model needs every input)");
 }
 
-loom_session_t* ModelState::create_session() const {
+ModelState::~ModelState() {
+  if (session_) loom_session_destroy(session_);
+}
+
+loom_session_t* ModelState::session() {
+  // Instances may be initialized on several threads at once.
+  std::lock_guard<std::mutex> lock(session_mutex_);
+  if (session_) return session_;
   loom_session_options_t options{};
   options.struct_size = sizeof options;
   options.devices = devices_.c_str();
   options.threads = threads_;
   options.device_options = device_options_.empty() ? nullptr : device_options_.c_str();
-  loom_session_t* session = nullptr;
-  check(loom_session_create(backend_.runtime, model_.get(), &options, &session),
+  options.max_concurrent_runs = static_cast<int32_t>(instances_);
+  check(loom_session_create(backend_.runtime, model_.get(), &options, &session_),
         "creating a session of " + model_path_ + " on devices " + devices_);
-  return session;
+  return session_;
 }
 
 }  // namespace loom::triton

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -44,7 +45,7 @@ class ModelState {
   // when Triton allows it (reporting it with TRITONBACKEND_ModelSetConfig) and checks it against
   // the model. Throws BackendError with the reason, which Triton shows as the model's.
   ModelState(TRITONBACKEND_Model* triton_model, BackendState& backend);
-  ~ModelState() = default;
+  ~ModelState();
   ModelState(const ModelState&) = delete;
   ModelState& operator=(const ModelState&) = delete;
 
@@ -56,8 +57,9 @@ class ModelState {
   const std::vector<std::string>& model_output_names() const { return model_output_names_; }
   const TensorSpec* find_input(std::string_view name) const;
 
-  // A session for one instance (one run at a time; Triton never runs an instance twice at once).
-  loom_session_t* create_session() const;
+  // The session every instance runs on, made by the first instance: as many runs at once as the
+  // configuration has instances (max_concurrent_runs), `threads` split among them.
+  loom_session_t* session();
 
  private:
   void read_parameters(const Json& config);
@@ -84,6 +86,9 @@ class ModelState {
   std::string devices_ = "cpu";
   int32_t threads_ = 0;
   std::string device_options_;
+  int64_t instances_ = 1;  // the instance_group counts added up
+  std::mutex session_mutex_;
+  loom_session_t* session_ = nullptr;
 };
 
 }  // namespace loom::triton
