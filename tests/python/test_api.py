@@ -495,3 +495,21 @@ def test_profiling_names_every_node_and_writes_a_trace(tmp_path):
     summary = session.profile_summary()
     assert summary.startswith("profile: 3 run(s)"), summary
     assert "Conv" in summary and "by node" in summary
+
+
+def test_fast_and_general_paths_agree():
+    """C-contiguous NumPy inputs take run's fast path (run_tensors); anything else the general
+    one: the answers are the same, outputs own Loom's buffers either way."""
+    session = loom.InferenceSession(os.path.join(DEMO, "digits.onnx"), devices=CPU, threads=1)
+    images = np.load(os.path.join(DEMO, "samples.npy")).astype(np.float32)
+    fast = session.run(None, {"image": images})
+    strided = np.asfortranarray(images)  # not C-contiguous: copied once by the general path
+    general = session.run(None, {"image": strided})
+    listed = session.run(None, {"image": images.tolist()})  # a list: the general path
+    for a, b, c in zip(fast, general, listed):
+        assert a.dtype == b.dtype == c.dtype and a.shape == b.shape == c.shape
+        assert np.array_equal(a, b) and np.array_equal(a, c)
+        assert a.base is not None  # a view of Loom's buffer, not a copy NumPy owns
+    assert session.run(["digit"], {"image": images})[0].tolist() == fast[1].tolist()
+    with pytest.raises(loom.InvalidArgument, match="float64"):
+        session.run(None, {"image": images.astype(np.float64)})

@@ -27,6 +27,18 @@ _INT32_MAX = 2**31 - 1
 _INT64_MAX = 2**63 - 1
 
 
+# Element types NumPy has natively (no ml_dtypes, no strings): the arrays of run's fast path.
+_FAST_DTYPES = frozenset(
+    np.dtype(t)
+    for t in (np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64,
+              np.uint8, np.uint16, np.uint32, np.uint64, np.bool_)
+)
+_FAST_CODES = frozenset(
+    (T.FLOAT32, T.FLOAT64, T.FLOAT16, T.INT8, T.INT16, T.INT32, T.INT64,
+     T.UINT8, T.UINT16, T.UINT32, T.UINT64, T.BOOL)
+)
+
+
 def _check_int(what, value, low, high=_INT64_MAX):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{what} must be an integer, got {type(value).__name__} {value!r}")
@@ -322,6 +334,12 @@ class InferenceSession:
         self._inputs = [NodeArg(i) for i in self._session.inputs()]
         self._outputs = [NodeArg(o) for o in self._session.outputs()]
         self._input_by_name = {i.name: i for i in self._inputs}
+        # run's fast path (_loom.Session.run_tensors): plain tensor inputs, and outputs that are
+        # all tensors of a NumPy-native element type.
+        self._tensor_inputs = {i.name for i in self._inputs if i.kind == T.KIND_TENSOR}
+        self._fast_outputs = all(
+            o.kind == T.KIND_TENSOR and o.dtype in _FAST_CODES for o in self._outputs
+        )
         self._output_index = {o.name: k for k, o in enumerate(self._outputs)}
 
     # ---- onnxruntime's API ----
@@ -353,7 +371,7 @@ class InferenceSession:
                 "loom has no RunOptions: limits and the deadline are keyword arguments of "
                 "InferenceSession, cancel with session.cancel()"
             )
-        if not isinstance(input_feed, Mapping):
+        if type(input_feed) is not dict and not isinstance(input_feed, Mapping):
             raise ValueError(f"input_feed must be a dict {{name: array}}, got {type(input_feed).__name__}")
         if output_names is None:
             picks = None
@@ -367,6 +385,23 @@ class InferenceSession:
                         f"no output named '{n}'; the model's outputs: {', '.join(self._output_index) or '(none)'}"
                     )
                 picks.append(self._output_index[n])
+        if self._fast_outputs:
+            names, arrays = [], []
+            for name, value in input_feed.items():
+                if (
+                    type(value) is not np.ndarray
+                    or value.dtype not in _FAST_DTYPES
+                    or not value.flags.c_contiguous
+                    or name not in self._tensor_inputs
+                ):
+                    break
+                names.append(name)
+                arrays.append(value)
+            else:
+                results = self._session.run_tensors(names, arrays)
+                if picks is None:
+                    return results
+                return [results[k] for k in picks]
         names, values = [], []
         for name, value in input_feed.items():
             if not isinstance(name, str):
