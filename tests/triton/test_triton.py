@@ -2,7 +2,8 @@
 """Loom's Triton backend served by a real tritonserver (docs/triton.md).
 
 Starts the tritonserver of nvidia-pytriton's wheel (the venv of .ci/triton-venv) on 127.0.0.1
-only (HTTP on a free port; gRPC and metrics off), with the build tree's backend directory and a
+only (HTTP on a free port; gRPC on another when the venv's tritonclient.grpc imports, else off;
+metrics off), with the build tree's backend directory and a
 model repository this script generates with the onnx package:
 
   linear   x[N,4] -> y = relu(x @ W + b) [N,3], z = 2x [N,4]; config lists the tensors,
@@ -16,9 +17,15 @@ model repository this script generates with the onnx package:
   strings  s[N,2] STRING -> echo = s (STRING), num = float(s) (FP32); config names only the backend
   digits   the digits demo (apps/infer-run/demo) with max_batch_size 8 and its tensors left to
            auto-complete, checked against infer-run's outputs on the same samples
+  mobilenet a small MobileNetV2-like network (strided conv, ReLU6, depthwise and pointwise convs,
+           a residual Add, global average pooling, Gemm) x[N,3,16,16] -> logits[N,10], generated
+           with random weights; config names the backend and threads only (the batch dimension,
+           max_batch_size 4 and dynamic batching are completed); checked against infer-run's
+           outputs when infer-run is given, and through gRPC (tritonclient.grpc from the venv,
+           when importable) against the HTTP result
 
-and talks to it through the KServe v2 REST API with urllib only: readiness, inference checked
-against numpy, requested outputs, concurrent requests merged by the batcher (the statistics'
+and talks to it through the KServe v2 REST API with urllib only (and one gRPC inference with the
+venv's tritonclient): readiness, inference checked against numpy, requested outputs, concurrent requests merged by the batcher (the statistics'
 batch counts), bad requests, the statistics, unload and load, and a clean shutdown.
 
 Exit status 77 (ctest's SKIP_RETURN_CODE) when the server is not installed.
@@ -100,7 +107,7 @@ def write_models(repo, digits_model):
          helper.make_tensor_value_info("num", TensorProto.FLOAT, ["batch", 2])])
     strings = helper.make_model(strings_graph, opset_imports=[helper.make_opsetid("", 13)])
     strings.ir_version = 8
-    models = {"fixed": fixed, "strings": strings}
+    models = {"fixed": fixed, "strings": strings, "mobilenet": mobilenet_like(rng)}
 
     configs = {
         "linear": """
@@ -133,6 +140,10 @@ parameters { key: "threads" value { string_value: "1" } }
 backend: "loom"
 parameters { key: "device" value { string_value: "cpu" } }
 """,
+        "mobilenet": """
+backend: "loom"
+parameters { key: "threads" value { string_value: "1" } }
+""",
     }
     if digits_model:
         configs["digits"] = 'backend: "loom"\nmax_batch_size: 8\ndynamic_batching { }\n'
@@ -147,6 +158,44 @@ parameters { key: "device" value { string_value: "cpu" } }
     def reference(x):
         return {"y": np.maximum(x @ w + b, 0), "z": x * 2}
     return reference
+
+
+def mobilenet_like(rng):
+    """A MobileNetV2-shaped network with a dynamic batch: x[N,3,16,16] -> logits[N,10]."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    def weight(name, *shape):
+        return numpy_helper.from_array(
+            (rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:]))).astype(np.float32), name)
+
+    inits = [weight("w_stem", 8, 3, 3, 3), weight("b_stem", 8), weight("w_dw", 8, 1, 3, 3),
+             weight("b_dw", 8), weight("w_pw", 8, 8, 1, 1), weight("b_pw", 8),
+             weight("w_fc", 10, 8), weight("b_fc", 10),
+             numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+             numpy_helper.from_array(np.array(6.0, np.float32), "six")]
+    nodes = [
+        helper.make_node("Conv", ["x", "w_stem", "b_stem"], ["stem"], kernel_shape=[3, 3],
+                         strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Clip", ["stem", "zero", "six"], ["stem6"]),
+        helper.make_node("Conv", ["stem6", "w_dw", "b_dw"], ["dw"], kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1], group=8),
+        helper.make_node("Clip", ["dw", "zero", "six"], ["dw6"]),
+        helper.make_node("Conv", ["dw6", "w_pw", "b_pw"], ["pw"], kernel_shape=[1, 1]),
+        helper.make_node("Add", ["pw", "stem6"], ["res"]),
+        helper.make_node("GlobalAveragePool", ["res"], ["pool"]),
+        helper.make_node("Flatten", ["pool"], ["flat"], axis=1),
+        helper.make_node("Gemm", ["flat", "w_fc", "b_fc"], ["logits"], transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "mobilenet",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 16, 16])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
 
 
 def die_with_parent():
@@ -252,23 +301,97 @@ def check_digits(client, digits):
            "digits: the samples as concurrent requests, each equal to infer-run's row")
 
 
-def infer_run_outputs(infer_run, model, samples_path, work):
-    """probabilities and digit of the demo by infer-run, the reference for the served model."""
+def infer_run_outputs(infer_run, model, samples_path, work, input_name="image",
+                      names=("probabilities", "digit")):
+    """The outputs `names` of `model` by infer-run, the reference for the served model (the
+    digits demo by default)."""
     import numpy as np
-    out = work / "infer-run-out"
-    subprocess.run([str(infer_run), "--model", str(model), "--input", f"image={samples_path}",
+    out = work / f"infer-run-out-{input_name}"
+    subprocess.run([str(infer_run), "--model", str(model), "--input", f"{input_name}={samples_path}",
                     "--output", str(out)], check=True, timeout=120,
                    env={**os.environ, "LOOM_PLUGIN_PATH": ""})
-    return {name: np.load(out / f"{name}.npy") for name in ("probabilities", "digit")}
+    return {name: np.load(out / f"{name}.npy") for name in names}
 
 
-def run_checks(client, reference, digits):
+# Run by the Triton venv's python: one gRPC inference, its output saved for the comparison.
+GRPC_CLIENT = r"""
+import sys
+import numpy as np
+import tritonclient.grpc as grpcclient
+url, model, x_path, out_path = sys.argv[1:5]
+client = grpcclient.InferenceServerClient(url=url)
+assert client.is_server_live() and client.is_model_ready(model), "not ready over gRPC"
+x = np.load(x_path)
+inp = grpcclient.InferInput("x", list(x.shape), "FP32")
+inp.set_data_from_numpy(x)
+result = client.infer(model, [inp], outputs=[grpcclient.InferRequestedOutput("logits")],
+                      client_timeout=30)
+np.save(out_path, result.as_numpy("logits"))
+"""
+
+
+def grpc_available(venv):
+    """Whether the venv's tritonclient has its gRPC client (grpcio installed)."""
+    try:
+        return subprocess.run([str(venv / "bin" / "python3"), "-c", "import tritonclient.grpc"],
+                              capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def check_mobilenet(client, mobilenet):
+    """The MobileNetV2-like model: completed config, a batch of 3 against infer-run, the rows as
+    concurrent requests, and the batch through gRPC against the HTTP answer."""
+    import numpy as np
+    samples, expected, grpc = mobilenet
+    status, config = client.get("/v2/models/mobilenet/config")
+    expect(status == 200 and config.get("max_batch_size") == 4 and "dynamic_batching" in config
+           and [(i["name"], [int(d) for d in i["dims"]]) for i in config.get("input", [])]
+           == [("x", [3, 16, 16])]
+           and [(o["name"], [int(d) for d in o["dims"]]) for o in config.get("output", [])]
+           == [("logits", [10])],
+           "mobilenet: batch dimension, max_batch_size 4 and dynamic batching completed")
+    status, reply = client.infer("mobilenet", [tensor("x", samples)])
+    logits = outputs_of(reply).get("logits") if status == 200 else None
+    expect(logits is not None and logits.shape == (len(samples), 10),
+           "mobilenet: a batch of 3 in one request gives logits [3,10]")
+    if logits is None:
+        return
+    if expected is not None:
+        expect(np.allclose(logits, expected, rtol=1e-4, atol=1e-5),
+               "mobilenet: the batch equals infer-run's logits")
+    else:
+        print("     mobilenet: infer-run's reference skipped (no --infer-run)")
+    with concurrent.futures.ThreadPoolExecutor(len(samples)) as pool:
+        replies = list(pool.map(
+            lambda i: client.infer("mobilenet", [tensor("x", samples[i:i + 1])]),
+            range(len(samples))))
+    expect(all(s == 200 and np.allclose(outputs_of(rep)["logits"], logits[i:i + 1],
+                                        rtol=1e-4, atol=1e-5)
+               for i, (s, rep) in enumerate(replies)),
+           "mobilenet: the samples as concurrent requests, each equal to its row of the batch")
+    if grpc is None:
+        print("     mobilenet over gRPC: skipped (the venv's tritonclient.grpc does not import)")
+        return
+    python, port, x_path, out_path = grpc
+    run = subprocess.run([str(python), "-c", GRPC_CLIENT, f"127.0.0.1:{port}", "mobilenet",
+                          str(x_path), str(out_path)], capture_output=True, text=True,
+                         timeout=max(5.0, min(60.0, DEADLINE - time.monotonic())))
+    if run.returncode != 0:
+        print(run.stderr[-2000:])
+    got = np.load(out_path) if run.returncode == 0 else None
+    expect(got is not None and got.shape == logits.shape
+           and np.allclose(got, logits, rtol=1e-5, atol=1e-6),
+           "mobilenet: the batch over gRPC equals the HTTP answer")
+
+
+def run_checks(client, reference, digits, mobilenet):
     import numpy as np
 
     # ---- readiness -------------------------------------------------------------------------
     expect(client.get("/v2/health/live")[0] == 200, "server live")
     expect(client.get("/v2/health/ready")[0] == 200, "server ready (not strict)")
-    for model in ("linear", "auto", "fixed"):
+    for model in ("linear", "auto", "fixed", "mobilenet"):
         expect(client.get(f"/v2/models/{model}/ready")[0] == 200, f"model {model} ready")
     status, index = client.post("/v2/repository/index")
     for model, words in (("wrong", ["not_x", "does not have"]),
@@ -394,6 +517,7 @@ def run_checks(client, reference, digits):
         check_digits(client, digits)
     else:
         print("     digits: skipped (no --infer-run)")
+    check_mobilenet(client, mobilenet)
 
     # ---- unload and load -----------------------------------------------------------------------
     status, _ = client.post("/v2/repository/models/auto/unload")
@@ -438,16 +562,33 @@ def main():
         digits = (np.load(samples_path), infer_run_outputs(args.infer_run, args.demo / "digits.onnx",
                                                            samples_path, args.work))
     reference = write_models(repo, args.demo / "digits.onnx" if digits else None)
+    import numpy as np
+    x_path = args.work / "mobilenet_x.npy"
+    np.save(x_path, np.random.default_rng(11).uniform(-1, 1, (3, 3, 16, 16)).astype(np.float32))
+    expected = None
+    if args.infer_run:
+        expected = infer_run_outputs(args.infer_run, repo / "mobilenet" / "1" / "model.onnx",
+                                     x_path, args.work, "x", ("logits",))["logits"]
 
     port = free_port()
+    grpc_port = free_port() if grpc_available(args.venv.resolve()) else None
+    while grpc_port == port:
+        grpc_port = free_port()
+    mobilenet = (np.load(x_path), expected,
+                 None if grpc_port is None else (args.venv.resolve() / "bin" / "python3", grpc_port,
+                                                 x_path, args.work / "mobilenet_grpc.npy"))
     log_path = args.work / "tritonserver.log"
     command = [str(server), f"--model-repository={repo}",
                f"--backend-directory={args.backend_dir.resolve()}",
                "--http-address=127.0.0.1", f"--http-port={port}",
-               "--allow-grpc=false", "--allow-metrics=false", "--allow-sagemaker=false",
+               "--allow-metrics=false", "--allow-sagemaker=false",
                "--allow-vertex-ai=false", "--exit-timeout-secs=5", "--exit-on-error=false",
                "--strict-readiness=false", "--model-control-mode=explicit", "--load-model=*",
                "--log-verbose=0"]
+    if grpc_port is None:
+        command.append("--allow-grpc=false")
+    else:
+        command += ["--allow-grpc=true", "--grpc-address=127.0.0.1", f"--grpc-port={grpc_port}"]
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = str(libs) + (":" + env["LD_LIBRARY_PATH"]
                                           if env.get("LD_LIBRARY_PATH") else "")
@@ -465,7 +606,7 @@ def main():
             try:
                 if client.get("/v2/health/live")[0] == 200:
                     status, index = client.post("/v2/repository/index")
-                    if status == 200 and len(index) == (7 if digits else 6) and all(
+                    if status == 200 and len(index) == (8 if digits else 7) and all(
                             m.get("state") in ("READY", "UNAVAILABLE") for m in index):
                         break
             except (urllib.error.URLError, ConnectionError, OSError):
@@ -473,7 +614,7 @@ def main():
             time.sleep(0.3)
         status, server_meta = client.get("/v2")
         print(f"     tritonserver {server_meta.get('version')}")
-        run_checks(client, reference, digits)
+        run_checks(client, reference, digits, mobilenet)
 
         # ---- clean shutdown --------------------------------------------------------------------
         proc.send_signal(signal.SIGINT)
