@@ -214,6 +214,16 @@ def case_run_add_model(env):
     assert p.returncode == 0, p.stderr
     line = p.stdout.splitlines()[0]
     assert line == "z: int64 [20] = " + " ".join(str(100 + i) for i in range(20)), line
+    # ... up to 256 values: a million ids are previewed as float outputs are.
+    big = add_model(env, "add_int64_big", TensorProto.INT64, [1000000])
+    np.save(env.path("big_a.npy"), np.arange(1000000, dtype=np.int64))
+    np.save(env.path("big_b.npy"), np.zeros(1000000, dtype=np.int64))
+    p = env.run(big, "-i", "x=" + env.path("big_a.npy"), "-i", "y=" + env.path("big_b.npy"))
+    assert p.returncode == 0, p.stderr
+    line = p.stdout.splitlines()[0]
+    assert line == ("z: int64 [1000000] = " + " ".join(str(i) for i in range(16)) +
+                    " ... (1000000 values)"), line
+    assert len(p.stdout) < 2000, len(p.stdout)
 
 
 def case_run_random_inputs(env):
