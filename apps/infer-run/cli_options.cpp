@@ -13,8 +13,9 @@ namespace loom::infer_run {
 namespace {
 
 constexpr const char* kFooter = R"(
-Inputs not given with --input are generated from --seed: floats uniform in [0, 1), integers
-in [0, 10), bools 0/1, strings of random letters. Dynamic dimensions need --shape.
+Without --input, every input is generated from --seed: floats uniform in [0, 1), integers
+in [0, 10), bools 0/1, strings of random letters. Dynamic dimensions need --shape. When some
+inputs are given with --input, the others are generated only with --random-inputs.
 
 Exit codes:
   0  success
@@ -58,6 +59,74 @@ std::string normalize_device_list(const std::string& text) {
     start = comma + 1;
   }
   return out;
+}
+
+
+// Numeric bounds with a readable message: CLI11's NonNegativeNumber and PositiveNumber print
+// the largest double in full (309 digits) as the upper bound.
+CLI::Validator at_least(double min) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value))
+          return fmt::format("'{}' is not a number", text);
+        if (value < min) return fmt::format("must be >= {}, not {}", min, text);
+        return {};
+      },
+      fmt::format(">= {}", min));
+}
+
+CLI::Validator between(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value))
+          return fmt::format("'{}' is not a number", text);
+        if (value < min || value > max)
+          return fmt::format("must be between {} and {}, not {}", min, max, text);
+        return {};
+      },
+      fmt::format("{} to {}", min, max));
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown option --repet; did you mean --repeat?" for the first argument that looks like an
+// option and is none of the app's; empty when no argument looks like an option.
+std::string unknown_option_message(const CLI::App& app, const std::vector<std::string>& extras) {
+  std::vector<std::string> known;
+  for (const CLI::Option* option : app.get_options()) {
+    for (const auto& name : option->get_lnames()) known.push_back("--" + name);
+    for (const auto& name : option->get_snames()) known.push_back("-" + name);
+  }
+  for (const std::string& arg : extras) {
+    if (arg.size() < 2 || arg[0] != '-' || arg == "--") continue;
+    std::string flag = arg.substr(0, arg.find('='));
+    std::string best;
+    size_t best_distance = std::string::npos;
+    for (const auto& name : known) {
+      size_t d = edit_distance(flag, name);
+      if (d < best_distance) best_distance = d, best = name;
+    }
+    std::string message = fmt::format("unknown option '{}'", flag);
+    if (flag.rfind("--", 0) == 0 && best_distance <= std::max<size_t>(2, flag.size() / 4))
+      message += fmt::format("; did you mean '{}'?", best);
+    return message;
+  }
+  return {};
 }
 
 }  // namespace
@@ -107,7 +176,11 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
                  "and compiles at creation")
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
-  app.add_option("--seed", o.seed, "Seed of the generated inputs")->capture_default_str();
+  app.add_option("--seed", o.seed, "Seed of the generated inputs (0 to 2^64-1)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  app.add_flag("--random-inputs", o.random_inputs,
+               "Generate the inputs not given with --input (needed when some are given)");
   app.add_option("--output,-o", o.output_dir, "Write each output to DIR/<name>.npy")
       ->type_name("DIR");
   app.add_option("--device,-d", o.devices, "Devices in priority order, e.g. onednn,cpu")
@@ -146,12 +219,12 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--threads,-t", o.threads,
                  "Threads per device (0: all cores; at most the larger of 64 and 4 per core)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   app.add_option("--plan-cache", o.plan_cache,
                  "Plans kept for distinct input shapes of a model with symbolic dimensions, "
                  "least recently used evicted first (0: the default, 16)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
+      ->check(between(0, 1 << 20))
       ->capture_default_str();
   // Limits of every run (docs/limits.md): a model hostile at run time ends with an error that
   // names the limit instead of exhausting the machine. Sizes take K, M, G suffixes (1024-based).
@@ -159,39 +232,41 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
                  "Most bytes one tensor made while running may take (0: the default, the "
                  "machine's physical memory)")
       ->transform(CLI::AsSizeValue(false))
+      ->check(at_least(0))
       ->type_name("SIZE");
   app.add_option("--max-run-bytes", o.max_run_bytes,
                  "Most bytes a device's run-time allocations may hold at once in one run (0: the "
                  "default, the machine's physical memory)")
       ->transform(CLI::AsSizeValue(false))
+      ->check(at_least(0))
       ->type_name("SIZE");
   app.add_option("--max-loop-iterations", o.max_loop_iterations,
                  "Most iterations one Loop may run, whatever its trip count and condition say "
                  "(0: the default, 10000000)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   app.add_option("--deadline", o.deadline_ms,
                  "End a run that takes longer than MS milliseconds (0: no deadline); Ctrl-C "
                  "(SIGINT) and SIGTERM also end the run in progress")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->type_name("MS");
   app.add_option("--warmup", o.warmup,
                  "Runs before measuring (the first is reported apart as the first run)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   CLI::Option* repeat = app.add_option("--repeat,-r", o.repeat, "Timed runs")
-                            ->check(CLI::PositiveNumber)
+                            ->check(at_least(1))
                             ->capture_default_str();
   app.add_option("--time", o.time_s,
                  "Timed runs for this many seconds instead of a count (at least one run); the "
                  "report gives the throughput beside the latencies")
-      ->check(CLI::Range(0.001, 1e6))
+      ->check(between(0.001, 1e6))
       ->type_name("SECONDS")
       ->excludes(repeat);
   app.add_option("--concurrency", o.concurrency,
                  "Sessions of the model running at once, each from a thread of its own, for "
                  "throughput; --threads (or every core) is split between them")
-      ->check(CLI::Range(1, kMaxConcurrency))
+      ->check(between(1, kMaxConcurrency))
       ->type_name("N")
       ->capture_default_str();
   app.add_option("--profile", o.profile_file,
@@ -205,6 +280,7 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
   app.add_flag("--json", o.json, "Print one JSON object on stdout instead of text");
   app.add_option("--json-max-values", o.json_max_values,
                  "Leave out the values of outputs with more elements than this")
+      ->check(between(0, 4294967296.0))
       ->capture_default_str();
   app.add_flag("--explain", o.explain, "Print the execution plan (stderr with --json)");
   app.add_option("--dot", o.dot_file,
@@ -226,6 +302,9 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
   } catch (const CLI::CallForVersion&) {
     fmt::print("{}\n", app.version());
     return std::nullopt;
+  } catch (const CLI::ExtrasError& e) {
+    std::string message = unknown_option_message(app, app.remaining());
+    throw AppError(kExitUsage, fmt::format("{} (see --help)", message.empty() ? e.what() : message));
   } catch (const CLI::ParseError& e) {
     throw AppError(kExitUsage, fmt::format("{} (see --help)", e.what()));
   }
@@ -271,8 +350,6 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
   o.log_level = verbose ? LOOM_LOG_INFO : parse_log_level(log_level);
   if (o.model.empty() && !o.list_plugins && !o.list_devices)
     throw AppError(kExitUsage, "no model given: use --model FILE (see --help)");
-  if (o.json_max_values > (size_t{1} << 32))
-    throw AppError(kExitUsage, "--json-max-values is too large");
   return o;
 }
 

@@ -18,6 +18,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> inputs;           // name, file
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;  // name, dims
   uint64_t seed = 0;
+  bool random_inputs = false;  // --random-inputs: generate the inputs --input does not give
   std::string output_dir;
   std::string devices = "cpu";
   bool no_fallback = false;

@@ -152,6 +152,19 @@ std::vector<InputFeed> prepare_inputs(const Options& options,
       throw AppError(kExitUsage, fmt::format("--input '{}' is given twice", name));
   }
   for (const auto& [name, dims] : options.shapes) find_input(model_inputs, name, "--shape");
+  // Some inputs from files and the others generated is more often a forgotten --input than a
+  // wish: generate them only when asked to. No --input at all generates every input.
+  auto refuse_missing = [&] {
+    std::vector<std::string> missing;
+    for (const auto& info : model_inputs)
+      if (!files.count(info.name)) missing.push_back(fmt::format("'{}'", info.name));
+    throw AppError(kExitUsage,
+                   fmt::format("input{} {} not given with --input: give {} with --input "
+                               "NAME=FILE, or pass --random-inputs to generate {}",
+                               missing.size() == 1 ? "" : "s", fmt::join(missing, ", "),
+                               missing.size() == 1 ? "it" : "them",
+                               missing.size() == 1 ? "it" : "them"));
+  };
 
   std::vector<InputFeed> feeds;
   for (size_t index = 0; index < model_inputs.size(); ++index) {
@@ -164,7 +177,14 @@ std::vector<InputFeed> prepare_inputs(const Options& options,
       try {
         feed.tensor = loom::apps::read_tensor_file(file->second).tensor;
       } catch (const loom::apps::TensorIoError& e) {
-        throw AppError(kExitUsage, fmt::format("input '{}': {}", info.name, e.what()));
+        // A file without the .npy magic is parsed as a TensorProto: when that fails too, say
+        // it is neither, rather than only that it is no TensorProto (it may be a bad .npy).
+        std::string message = e.what();
+        if (message.find("not a valid ONNX TensorProto") != std::string::npos)
+          message = fmt::format("{} is neither a .npy file (no \\x93NUMPY magic) nor a valid "
+                                "ONNX TensorProto",
+                                file->second);
+        throw AppError(kExitUsage, fmt::format("input '{}': {}", info.name, message));
       }
       if (info.dtype != LOOM_DTYPE_UNDEFINED && feed.tensor.dtype != info.dtype)
         throw AppError(kExitUsage,
@@ -182,6 +202,7 @@ std::vector<InputFeed> prepare_inputs(const Options& options,
         throw AppError(kExitUsage, fmt::format("input '{}' has no declared type: give it with "
                                                "--input {}=FILE",
                                                info.name, info.name));
+      if (!files.empty() && !options.random_inputs) refuse_missing();
       feed.source = "random";
       try {
         std::vector<int64_t> dims = generated_shape(info, options);

@@ -2,11 +2,15 @@
 // generator, runs it on the requested devices and reports outputs, timings and the plan.
 #include <fmt/format.h>
 #include <loom/loom.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <loom_apps/api.hpp>
 #include <loom_apps/npy.hpp>
@@ -132,6 +136,25 @@ std::string output_file_name(const std::string& name, size_t index) {
   return safe + ".npy";
 }
 
+// --output: made and probed with a file before the model loads, so a directory that cannot be
+// written is a usage error found at once, not after every timed run.
+void check_output_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec && !std::filesystem::is_directory(dir, ec))
+    ec = std::make_error_code(std::errc::not_a_directory);
+  if (ec)
+    throw AppError(kExitUsage,
+                   fmt::format("--output {}: cannot create the directory: {}", dir, ec.message()));
+  std::string probe = (std::filesystem::path(dir) / ".infer-run-probe-XXXXXX").string();
+  int fd = mkstemp(probe.data());
+  if (fd < 0)
+    throw AppError(kExitUsage, fmt::format("--output {}: cannot write in the directory: {}", dir,
+                                           std::strerror(errno)));
+  close(fd);
+  std::remove(probe.c_str());
+}
+
 void write_outputs(const Options& o, const RunReport& r) {
   std::error_code ec;
   std::filesystem::create_directories(o.output_dir, ec);
@@ -196,6 +219,7 @@ int run(int argc, char** argv) {
   std::optional<AtomicFile> profile_file;
   if (!o.profile_file.empty()) profile_file.emplace("--profile", o.profile_file);
   const bool profile = profile_file || o.profile_summary;
+  if (!o.output_dir.empty()) check_output_dir(o.output_dir);
 
   RunReport report;
   report.options = &o;
@@ -262,7 +286,8 @@ int run(int argc, char** argv) {
   report.threads_per_session = so.threads;
   start = Clock::now();
   std::vector<loom::apps::SessionPtr> sessions;
-  step(kExitRuntime, "cannot create a session", [&] {
+  try {
+    step(kExitRuntime, "cannot create a session", [&] {
     Progress progress(concurrency > 1 ? fmt::format("creating {} sessions (compiling for {})",
                                                     concurrency, o.devices)
                                       : "creating the session (compiling for " + o.devices + ")",
@@ -270,7 +295,18 @@ int run(int argc, char** argv) {
     for (int i = 0; i < concurrency; ++i)
       sessions.push_back(loom::apps::create_session(runtime.get(), model.get(), so));
     return 0;
-  });
+    });
+  } catch (const AppError& e) {
+    // A device refuses an option it does not know ("<device> device: unknown option 'k'
+    // (known: ...)"), which the core reports as the device being unavailable: that is a
+    // mistake on the command line, --device-option's.
+    std::string message = e.what();
+    size_t at = message.find(" device: unknown option '");
+    if (at == std::string::npos) throw;
+    size_t start = message.rfind(": ", at);
+    start = start == std::string::npos ? 0 : start + 2;
+    throw AppError(kExitUsage, "--device-option: " + message.substr(start));
+  }
   loom_session_t* session = sessions.front().get();
   report.session_ms = ms_since(start);
   // The session keeps its own reference to what it runs. Without ours, the weights its

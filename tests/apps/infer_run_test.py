@@ -116,6 +116,56 @@ def case_usage_errors(env):
     expect_error(env.run(model, "--input", "x=" + env.path("fortran.npy")), EXIT_USAGE,
                  "Fortran")
 
+    # Numeric bounds read as such, not as the largest double in 309 digits.
+    for flag, value, bound in [("--repeat", "-1", ">= 1"), ("--warmup", "-1", ">= 0"),
+                               ("--threads", "-1", ">= 0"), ("--deadline", "-5", ">= 0"),
+                               ("--max-loop-iterations", "-1", ">= 0"),
+                               ("--max-tensor-bytes", "-1", ">= 0"),
+                               ("--time", "0", "between 0.001 and 1000000"),
+                               ("--concurrency", "0", "between 1 and 64"),
+                               ("--plan-cache", "-1", "between 0 and 1048576")]:
+        p = env.run(model, flag, value)
+        expect_error(p, EXIT_USAGE, flag, bound)
+        assert len(p.stderr) < 200 and "000000000000" not in p.stderr, p.stderr
+    expect_error(env.run(model, "--repeat", "abc"), EXIT_USAGE, "--repeat", "'abc' is not a number")
+    expect_error(env.run(model, "--json-max-values", "-1"), EXIT_USAGE, "--json-max-values",
+                 "between 0 and")
+    expect_error(env.run(model, "--seed", "-1"), EXIT_USAGE, "--seed", ">= 0")
+
+    # A misspelled flag gets a suggestion; one far from every flag does not.
+    expect_error(env.run(model, "--repet", "3"), EXIT_USAGE, "unknown option '--repet'",
+                 "did you mean '--repeat'?")
+    expect_error(env.run(model, "--jsn"), EXIT_USAGE, "did you mean '--json'?")
+    p = env.run(model, "--no-such-flag")
+    expect_error(p, EXIT_USAGE, "unknown option '--no-such-flag'")
+    assert "did you mean" not in p.stderr, p.stderr
+
+    # A file that is neither .npy nor a TensorProto is named as such.
+    with open(env.path("garbage.npy"), "w") as f:
+        f.write("garbage, not a tensor\n")
+    expect_error(env.run(model, "-i", "x=" + env.path("garbage.npy"), "--random-inputs"),
+                 EXIT_USAGE, "input 'x'", "garbage.npy", "neither a .npy file", "TensorProto")
+
+    # --shape and --input for one input must agree; the error names the input.
+    data = os.path.join(TESTDATA, "test_data_set_0")
+    both = ["-i", "x=" + os.path.join(data, "input_0.pb"), "-i",
+            "y=" + os.path.join(data, "input_1.pb")]
+    expect_error(env.run(model, *both, "--shape", "x=3x4x6"), EXIT_USAGE, "input 'x'",
+                 "--shape [3, 4, 6] contradicts", "input_0.pb")
+
+    # An unknown device option is a usage error naming the key and the device's options.
+    expect_error(env.run(model, "--device-option", "no_such_key=1"), EXIT_USAGE,
+                 "--device-option", "unknown option 'no_such_key'", "known: threads")
+
+    # An --output that cannot be written is found before the model loads (a missing model
+    # would otherwise be the error).
+    with open(env.path("a_file"), "w") as f:
+        f.write("x")
+    expect_error(env.run(env.path("no_such_model.onnx"), "--output", env.path("a_file/out")),
+                 EXIT_USAGE, "--output", "a_file/out", "Not a directory")
+    p = env.run(model, "--output", env.path("a_file"))
+    expect_error(p, EXIT_USAGE, "--output", "Not a directory")
+
 
 def case_model_errors(env):
     missing = env.path("no_such_model.onnx")
@@ -240,6 +290,17 @@ def case_run_random_inputs(env):
     assert a == b, "the same seed must give the same inputs"
     assert a != c, "another seed must give other inputs"
     assert all(0.0 <= v < 2.0 for v in a), "x + y of values in [0, 1) must lie in [0, 2)"
+
+    # Some inputs from files and the others generated only with --random-inputs.
+    np.save(env.path("x.npy"), np.ones((3, 4, 5), dtype=np.float32))
+    expect_error(env.run(model, "-i", "x=" + env.path("x.npy")), EXIT_USAGE,
+                 "input 'y' not given with --input", "--random-inputs")
+    p = env.run(model, "-i", "x=" + env.path("x.npy"), "--random-inputs", "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["inputs"]["y"]["source"] == "random", doc["inputs"]
+    assert doc["inputs"]["x"]["source"].endswith("x.npy"), doc["inputs"]
+    assert all(1.0 <= v < 2.0 for v in doc["outputs"]["sum"]["values"])
 
     dyn = add_model(env, "add_dynamic", TensorProto.FLOAT, ["N", 3])
     expect_error(env.run(dyn), EXIT_USAGE, "input 'x'", "'N'", "--shape")
