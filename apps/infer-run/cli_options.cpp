@@ -61,7 +61,6 @@ std::string normalize_device_list(const std::string& text) {
   return out;
 }
 
-
 // Numeric bounds with a readable message: CLI11's NonNegativeNumber and PositiveNumber print
 // the largest double in full (309 digits) as the upper bound.
 CLI::Validator at_least(double min) {
@@ -304,7 +303,8 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
     return std::nullopt;
   } catch (const CLI::ExtrasError& e) {
     std::string message = unknown_option_message(app, app.remaining());
-    throw AppError(kExitUsage, fmt::format("{} (see --help)", message.empty() ? e.what() : message));
+    throw AppError(kExitUsage,
+                   fmt::format("{} (see --help)", message.empty() ? e.what() : message));
   } catch (const CLI::ParseError& e) {
     throw AppError(kExitUsage, fmt::format("{} (see --help)", e.what()));
   }

@@ -158,12 +158,12 @@ std::vector<InputFeed> prepare_inputs(const Options& options,
     std::vector<std::string> missing;
     for (const auto& info : model_inputs)
       if (!files.count(info.name)) missing.push_back(fmt::format("'{}'", info.name));
-    throw AppError(kExitUsage,
-                   fmt::format("input{} {} not given with --input: give {} with --input "
-                               "NAME=FILE, or pass --random-inputs to generate {}",
-                               missing.size() == 1 ? "" : "s", fmt::join(missing, ", "),
-                               missing.size() == 1 ? "it" : "them",
-                               missing.size() == 1 ? "it" : "them"));
+    throw AppError(
+        kExitUsage,
+        fmt::format("input{} {} not given with --input: give {} with --input "
+                    "NAME=FILE, or pass --random-inputs to generate {}",
+                    missing.size() == 1 ? "" : "s", fmt::join(missing, ", "),
+                    missing.size() == 1 ? "it" : "them", missing.size() == 1 ? "it" : "them"));
   };
 
   std::vector<InputFeed> feeds;
@@ -181,9 +181,10 @@ std::vector<InputFeed> prepare_inputs(const Options& options,
         // it is neither, rather than only that it is no TensorProto (it may be a bad .npy).
         std::string message = e.what();
         if (message.find("not a valid ONNX TensorProto") != std::string::npos)
-          message = fmt::format("{} is neither a .npy file (no \\x93NUMPY magic) nor a valid "
-                                "ONNX TensorProto",
-                                file->second);
+          message = fmt::format(
+              "{} is neither a .npy file (no \\x93NUMPY magic) nor a valid "
+              "ONNX TensorProto",
+              file->second);
         throw AppError(kExitUsage, fmt::format("input '{}': {}", info.name, message));
       }
       if (info.dtype != LOOM_DTYPE_UNDEFINED && feed.tensor.dtype != info.dtype)

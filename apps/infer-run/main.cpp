@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -288,13 +288,13 @@ int run(int argc, char** argv) {
   std::vector<loom::apps::SessionPtr> sessions;
   try {
     step(kExitRuntime, "cannot create a session", [&] {
-    Progress progress(concurrency > 1 ? fmt::format("creating {} sessions (compiling for {})",
-                                                    concurrency, o.devices)
-                                      : "creating the session (compiling for " + o.devices + ")",
-                      show_progress);
-    for (int i = 0; i < concurrency; ++i)
-      sessions.push_back(loom::apps::create_session(runtime.get(), model.get(), so));
-    return 0;
+      Progress progress(concurrency > 1 ? fmt::format("creating {} sessions (compiling for {})",
+                                                      concurrency, o.devices)
+                                        : "creating the session (compiling for " + o.devices + ")",
+                        show_progress);
+      for (int i = 0; i < concurrency; ++i)
+        sessions.push_back(loom::apps::create_session(runtime.get(), model.get(), so));
+      return 0;
     });
   } catch (const AppError& e) {
     // A device refuses an option it does not know ("<device> device: unknown option 'k'

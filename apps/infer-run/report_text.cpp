@@ -55,8 +55,8 @@ std::string format_text_report(const RunReport& r) {
   for (size_t k = 0; k < r.outputs.size(); ++k) {
     const HostTensor& t = r.outputs[k];
     size_t count = t.element_count();
-    bool show_all = loom::apps::dtype_is_integer(t.dtype) && t.dims.size() <= 1 &&
-                    count <= kTextFullIntegers;
+    bool show_all =
+        loom::apps::dtype_is_integer(t.dtype) && t.dims.size() <= 1 && count <= kTextFullIntegers;
     size_t shown = show_all ? count : std::min(count, kTextPreview);
     std::vector<std::string> values;
     for (size_t i = 0; i < shown; ++i) values.push_back(format_element(t, i));
