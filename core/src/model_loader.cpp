@@ -325,10 +325,10 @@ namespace {
 
 // Where the bytes came from, for the format plugin and for messages.
 struct Source {
-  std::string label;       // the path, or "<memory>"
-  const char* directory;   // for external data; null = none
+  std::string label;      // the path, or "<memory>"
+  const char* directory;  // for external data; null = none
   bool from_memory;
-  std::string format;      // the format plugin the application named; "" = probe
+  std::string format;  // the format plugin the application named; "" = probe
 };
 
 std::shared_ptr<Model> load_bytes(Runtime& runtime, const std::shared_ptr<ModelBytes>& mapping,
@@ -394,8 +394,7 @@ std::shared_ptr<Model> load_bytes(Runtime& runtime, const std::shared_ptr<ModelB
              names + ")");
   }
   // A 1.4 format was promised a file path and a directory: it may open either.
-  if (source.from_memory &&
-      LOOM_ABI_MINOR(best->abi_version) < 5)
+  if (source.from_memory && LOOM_ABI_MINOR(best->abi_version) < 5)
     fail(LOOM_ERROR_UNSUPPORTED, "the " + std::string(best->desc.name) + " format plugin (" +
                                      best->plugin +
                                      ") was built for a plugin ABI older than 1.5 and cannot "
@@ -467,8 +466,7 @@ std::shared_ptr<Model> load_model_memory(Runtime& runtime, const void* data, siz
   }
   auto mapping = std::make_shared<MemoryCopy>(data, size);
   return load_bytes(runtime, mapping,
-                    Source{"<memory>", dir.empty() ? nullptr : dir.c_str(), true, format},
-                    started);
+                    Source{"<memory>", dir.empty() ? nullptr : dir.c_str(), true, format}, started);
 }
 
 }  // namespace loom::core

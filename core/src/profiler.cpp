@@ -41,7 +41,9 @@ void Profiler::record(ProfileRecord record) {
 namespace {
 
 // Times before profiling started (a device's clock read just before) count from 0.
-uint64_t since(uint64_t t, uint64_t base) { return t > base ? t - base : 0; }
+uint64_t since(uint64_t t, uint64_t base) {
+  return t > base ? t - base : 0;
+}
 
 loom_profile_event_t view_of(const ProfileRecord& r, uint64_t base) {
   loom_profile_event_t e{};
@@ -61,7 +63,9 @@ loom_profile_event_t view_of(const ProfileRecord& r, uint64_t base) {
   return e;
 }
 
-std::string micros(uint64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e3); }
+std::string micros(uint64_t ns) {
+  return fmt::format("{:.3f}", static_cast<double>(ns) / 1e3);
+}
 
 }  // namespace
 
@@ -111,9 +115,10 @@ std::string Profiler::chrome_trace() const {
     if (!r.nodes.empty()) args += ",\"nodes\":\"" + json_escape(r.nodes) + "\"";
     if (!r.shapes.empty()) args += ",\"shapes\":\"" + json_escape(r.shapes) + "\"";
     if (!r.detail.empty()) args += ",\"detail\":\"" + json_escape(r.detail) + "\"";
-    add(fmt::format(R"({{"name":"{}","cat":"{}","ph":"X","ts":{},"dur":{},"pid":{},"tid":{},"args":{{{}}}}})",
-                    json_escape(r.name), r.category, micros(e.start_ns),
-                    micros(e.end_ns - e.start_ns), pid, r.thread, args));
+    add(fmt::format(
+        R"({{"name":"{}","cat":"{}","ph":"X","ts":{},"dur":{},"pid":{},"tid":{},"args":{{{}}}}})",
+        json_escape(r.name), r.category, micros(e.start_ns), micros(e.end_ns - e.start_ns), pid,
+        r.thread, args));
   }
   out += "]}\n";
   return out;
@@ -161,8 +166,9 @@ std::string Profiler::summary() const {
     }
   }
   const double nruns = static_cast<double>(std::max<size_t>(runs.size(), 1));
-  const double run_ns = whole.count ? static_cast<double>(whole.ns) / static_cast<double>(whole.count)
-                                    : static_cast<double>(leaves) / nruns;
+  const double run_ns = whole.count
+                            ? static_cast<double>(whole.ns) / static_cast<double>(whole.count)
+                            : static_cast<double>(leaves) / nruns;
   auto ms = [](double ns) { return ns / 1e6; };
   auto share = [&](double ns) { return run_ns > 0 ? 100.0 * ns / run_ns : 0.0; };
   std::string out = fmt::format(
@@ -171,12 +177,13 @@ std::string Profiler::summary() const {
       runs.size(), ms(run_ns), ms(static_cast<double>(leaves) / nruns),
       share(static_cast<double>(leaves) / nruns));
   if (dropped_)
-    out += fmt::format("warning: {} events were dropped (the event limit was reached): the "
-                       "tables below miss them\n",
-                       dropped_);
+    out += fmt::format(
+        "warning: {} events were dropped (the event limit was reached): the "
+        "tables below miss them\n",
+        dropped_);
   auto sorted = [](const auto& map) {
     std::vector<std::pair<typename std::decay_t<decltype(map)>::key_type, Sum>> v(map.begin(),
-                                                                                   map.end());
+                                                                                  map.end());
     std::stable_sort(v.begin(), v.end(),
                      [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
     return v;
@@ -186,10 +193,10 @@ std::string Profiler::summary() const {
                      "share", "count", "mean us");
   for (const auto& [key, s] : sorted(by_type)) {
     const double per_run = static_cast<double>(s.ns) / nruns;
-    out += fmt::format("  {:<34} {:<12} {:>10.3f} {:>6.1f}% {:>7.1f} {:>10.1f}\n", key.first,
-                       key.second, ms(per_run), share(per_run),
-                       static_cast<double>(s.count) / nruns,
-                       static_cast<double>(s.ns) / static_cast<double>(s.count) / 1e3);
+    out +=
+        fmt::format("  {:<34} {:<12} {:>10.3f} {:>6.1f}% {:>7.1f} {:>10.1f}\n", key.first,
+                    key.second, ms(per_run), share(per_run), static_cast<double>(s.count) / nruns,
+                    static_cast<double>(s.ns) / static_cast<double>(s.count) / 1e3);
   }
   // The node comes last: a fused step's name lists every node it computed, which no fixed
   // column width holds.

@@ -9,7 +9,8 @@ namespace loom::core {
 
 int32_t SessionPool::threads_per_session(int32_t threads, int32_t max_concurrent_runs) {
   const int32_t budget =
-      threads > 0 ? threads : std::max(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
+      threads > 0 ? threads
+                  : std::max(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
   return std::max(1, budget / std::max(1, max_concurrent_runs));
 }
 

@@ -260,8 +260,13 @@ struct DeviceCall {
 
   DeviceCall(const loom_run_control_t* guard, Profiler* p, uint64_t run_id, std::string dev,
              const Graph& g, const std::vector<int>& nodes, const std::vector<ValueFacts>& f)
-      : guard_control(guard), profiler(p), run(run_id), device(std::move(dev)), graph(&g),
-        node_ids(&nodes), facts(&f) {
+      : guard_control(guard),
+        profiler(p),
+        run(run_id),
+        device(std::move(dev)),
+        graph(&g),
+        node_ids(&nodes),
+        facts(&f) {
     control = *guard;
     control.poll = &DeviceCall::poll;
     control.user = this;
@@ -728,8 +733,8 @@ void Session::run_values(const std::vector<std::string>& names,
         DeviceInstance& from = *devices_[s.device];
         CoreEvent event(guard, "transfer", v.name, from.name(), true);
         if (ProfileRecord* r = event.record())
-          r->detail = std::to_string(s.t.byte_size) + " bytes from " + from.name() +
-                      " to the application";
+          r->detail =
+              std::to_string(s.t.byte_size) + " bytes from " + from.name() + " to the application";
         bounce.resize(s.t.byte_size);
         throw_if_error(from.api().copy_to_host(from.handle(), s.t.buffer, s.t.offset, bounce.data(),
                                                s.t.byte_size),

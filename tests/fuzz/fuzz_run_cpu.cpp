@@ -20,8 +20,6 @@
 //   LOOM_FUZZ_VERBOSE=1       print each case's template and outcome on stderr
 //   LOOM_FUZZ_MAKE_SEEDS=DIR  write a seed corpus (inputs that reach every template and run)
 //                             into DIR and exit (tests/fuzz/corpus_run_cpu was made this way)
-#include "fuzz_model.hpp"
-
 #include <fuzzer/FuzzedDataProvider.h>
 #include <loom/loom.h>
 #include <onnx/onnx_pb.h>
@@ -39,6 +37,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "fuzz_model.hpp"
 
 namespace {
 

@@ -1,12 +1,12 @@
 // The run-time fuzzer's op templates (fuzz_model.hpp): each decodes one op, its attributes and
 // inputs from the bytes.
-#include "fuzz_model.hpp"
-
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
+
+#include "fuzz_model.hpp"
 
 namespace loom_fuzz {
 namespace {

@@ -3,9 +3,8 @@
 // run from 4 threads at once on every device set built here must give, bit for bit, what a
 // one-thread session gives for the same inputs: each replica runs with one thread too
 // (threads 4 split over 4 runs), so the kernels reduce in the same order.
-#include <loom/loom.h>
-
 #include <gtest/gtest.h>
+#include <loom/loom.h>
 
 #include <cstring>
 #include <fstream>
@@ -120,7 +119,8 @@ TEST_F(ConcurrentRuns, MatchOneThreadOnEveryDeviceSet) {
     loom_session_t* reference = create(devices, 1, 1);
     ASSERT_NE(reference, nullptr);
     std::vector<Outputs> expected(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) ASSERT_EQ(run(reference, inputs[i], expected[i]), "");
+    for (size_t i = 0; i < inputs.size(); ++i)
+      ASSERT_EQ(run(reference, inputs[i], expected[i]), "");
     loom_session_destroy(reference);
 
     loom_session_t* shared = create(devices, 4, 4);
@@ -167,7 +167,8 @@ TEST_F(ConcurrentRuns, TwoThousandRunsLeaveMemoryFlat) {
     for (size_t t = 0; t < 4; ++t)
       threads.emplace_back([&, t] {
         Outputs out;
-        for (size_t r = 0; r < runs_each && errors[t].empty(); ++r) errors[t] = run(shared, image, out);
+        for (size_t r = 0; r < runs_each && errors[t].empty(); ++r)
+          errors[t] = run(shared, image, out);
       });
     for (auto& th : threads) th.join();
     for (const std::string& e : errors) EXPECT_EQ(e, "");
