@@ -5,6 +5,7 @@
 #endif
 
 #include <omp.h>
+#include <oneapi/dnnl/dnnl_debug.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +14,6 @@
 #include <limits>
 #include <loom/arena_plan.hpp>
 #include <loom/host_memory.hpp>
-#include <oneapi/dnnl/dnnl_debug.h>
 
 #include "shared_constants.hpp"
 
@@ -27,6 +27,22 @@ dnnl::memory::dims row_major_strides(const std::vector<int64_t>& dims) {
   for (size_t i = dims.size(); i-- > 1;)
     strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
   return strides;
+}
+
+dt memory_type(loom_dtype_t t) {
+  switch (t) {
+    case LOOM_DTYPE_FLOAT32:
+      return dt::f32;
+    case LOOM_DTYPE_UINT8:
+      return dt::u8;
+    case LOOM_DTYPE_INT8:
+      return dt::s8;
+    case LOOM_DTYPE_INT32:
+      return dt::s32;
+    default:
+      sdk::fail(LOOM_ERROR_UNSUPPORTED,
+                "onednn: no tensor of type " + std::string(sdk::dtype_name(t)) + " on this device");
+  }
 }
 
 dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dt type) {
@@ -169,7 +185,7 @@ int Builder::slot_of(int value) {
     return value_slot_[value] = s;
   }
   if (v.graph_input) {
-    int s = new_slot(plain_md(v.dims, dt::f32), SlotKind::kInput);
+    int s = new_slot(plain_md(v.dims, memory_type(v.dtype)), SlotKind::kInput);
     for (size_t i = 0; i < g_.inputs.size(); ++i)
       if (g_.inputs[i] == value) program_->input_slots[i] = s;
     return value_slot_[value] = s;
@@ -382,6 +398,10 @@ void Builder::attribute_steps(int node, size_t first_step,
 
 void Builder::emit(int node) {
   const std::string& op = g_.nodes[node].op;
+  if (g_.nodes[node].quant || op == "QuantizeLinear" || op == "DequantizeLinear" ||
+      op == "QLinearConv" || op == "QLinearMatMul" || op == "DynamicQuantizeLinear" ||
+      op == "MatMulInteger")
+    return emit_quantized(*this, node);
   if (op == "Conv" || op == "ConvTranspose") return emit_conv(*this, node);
   if (op == "MatMul" || op == "Gemm") return emit_matmul(*this, node);
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool")
@@ -420,24 +440,25 @@ void Builder::bind_outputs() {
       continue;
     }
     int s = slot_of(value);
+    const dt type = memory_type(v.dtype);
     dnnl::memory::desc md = program_->slots[s].md;
     const Slot& slot = program_->slots[s];
     bool direct = slot.root == s && slot.kind == SlotKind::kInternal && !is_taken(s) &&
-                  is_plain(md) && md.data_type() == dt::f32 && !v.dims.empty() &&
+                  is_plain(md) && md.data_type() == type && !v.dims.empty() &&
                   md.dims() == dnnl::memory::dims(v.dims.begin(), v.dims.end());
-    if (!direct && slot.root != s && is_plain(md) && md.data_type() == dt::f32 &&
+    if (!direct && slot.root != s && is_plain(md) && md.data_type() == type &&
         md.dims() == dnnl::memory::dims(v.dims.begin(), v.dims.end())) {
       // A plain view of all of an internal buffer's plain bytes (a product computed in 2-D,
       // ops_matmul.cpp): the buffer itself becomes the output, with no copy.
       const Slot& root = program_->slots[slot.root];
       if (root.kind == SlotKind::kInternal && !is_taken(slot.root) && is_plain(root.md) &&
-          root.md.data_type() == dt::f32 && root.md.get_size() == md.get_size()) {
+          root.md.data_type() == type && root.md.get_size() == md.get_size()) {
         s = slot.root;
         direct = true;
       }
     }
     if (!direct) {
-      dnnl::memory::desc out_md = plain_md(v.dims, dt::f32);
+      dnnl::memory::desc out_md = plain_md(v.dims, type);
       if (md.dims() != out_md.dims()) {
         // A rank-padded or scalar view: copy its plain bytes under the output's shape.
         s = view(as_plain(value), plain_md(v.dims, md.data_type()));
@@ -451,7 +472,7 @@ void Builder::bind_outputs() {
     }
     program_->slots[s].kind = SlotKind::kOutput;
     taken.push_back(s);
-    program_->outputs.push_back({s, v.dims, LOOM_DTYPE_FLOAT32, program_->slots[s].md.get_size()});
+    program_->outputs.push_back({s, v.dims, v.dtype, program_->slots[s].md.get_size()});
   }
 }
 

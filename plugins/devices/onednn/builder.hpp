@@ -251,6 +251,8 @@ class Builder {
   bool narrow_blocks_pay_ = false;
 };
 
+// The oneDNN data type of a tensor type this device holds (float32, int8, uint8, int32).
+dnnl::memory::data_type memory_type(loom_dtype_t t);
 // Plain row-major descriptor; strides of a row-major layout.
 dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dnnl::memory::data_type dt);
 dnnl::memory::dims row_major_strides(const std::vector<int64_t>& dims);
@@ -344,6 +346,8 @@ void emit_resize(Builder& b, int node);         // ops_resize.cpp: Resize, Upsam
 void emit_slice(Builder& b, int node);          // ops_slice.cpp: Slice, Split
 void emit_gather(Builder& b, int node);         // ops_slice.cpp: Gather, constant indices
 void emit_lstm(Builder& b, int node);           // ops_rnn.cpp: LSTM
+// ops_quant.cpp: int8 ops (IrNode::quant), QuantizeLinear, DequantizeLinear.
+void emit_quantized(Builder& b, int node);
 
 // The permutation a Transpose node applies (its perm, else the reversed axes; ops_layout.cpp).
 std::vector<int64_t> transpose_perm(const IrNode& n, size_t rank);

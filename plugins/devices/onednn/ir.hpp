@@ -29,6 +29,36 @@ struct IrValue {
   int64_t elements() const;
 };
 
+// The constant parameters of a quantized tensor (ONNX QuantizeLinear/DequantizeLinear): real =
+// scale * (q - zero), per tensor (one entry) or per slice along `axis`.
+struct QuantParams {
+  std::vector<float> scale;
+  std::vector<int32_t> zero;
+  int64_t axis = 1;
+  loom_dtype_t dtype = LOOM_DTYPE_UINT8;  // of q
+  bool per_tensor() const { return scale.size() == 1; }
+};
+
+// A Conv, MatMul or Gemm computed in int8 (quantized.cpp): its quantized input, constant
+// int8 weights and, when a QuantizeLinear follows, its quantized output. Made from a
+// DequantizeLinear -> op -> QuantizeLinear pattern (QDQ models) or from QLinearConv /
+// QLinearMatMul (QOperator models); the DequantizeLinear and QuantizeLinear nodes it reads
+// through are folded into it.
+struct QuantizedOp {
+  int x = -1;  // the quantized input (uint8 or int8)
+  QuantParams xq;
+  int w = -1;               // the constant int8 weights, in the op's ONNX layout
+  QuantParams wq;           // per tensor or per output channel; zero points all 0
+  std::vector<float> bias;  // real-valued, one per output channel; empty: none
+  int y = -1;               // the output: quantized when yq is set, else float32
+  std::optional<QuantParams> yq;
+  bool relu = false;  // a Relu between the op and its QuantizeLinear
+  // Dynamic quantization (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul by the
+  // product of the scales): x's scale and zero point are these run-time scalars; xq is unused
+  // and the float result y is scaled by dynamic_scale * wq.scale.
+  int dynamic_scale = -1, dynamic_zero = -1;
+};
+
 struct IrNode {
   const loom_node_t* view = nullptr;  // attributes; valid during compile
   std::string op;
@@ -42,7 +72,8 @@ struct IrNode {
   // Rewrites recorded by the fusion passes.
   std::vector<float> folded_weights;  // Conv after a BatchNormalization fold
   std::vector<float> folded_bias;
-  std::optional<float> epsilon;  // a LayerNormalization made from the decomposed pattern
+  std::optional<float> epsilon;      // a LayerNormalization made from the decomposed pattern
+  std::optional<QuantizedOp> quant;  // computed in int8 (rewrite_quantized)
 };
 
 struct IrGraph {
@@ -67,6 +98,18 @@ IrGraph build_ir(const loom_graph_t& graph);
 // "Gelu" node, the decomposed LayerNorm one "LayerNormalization" node, and BatchNormalization
 // after a Conv is folded into the Conv's weights and bias.
 void rewrite_patterns(IrGraph& g);
+
+// Quantized patterns (quantized.cpp): Conv/MatMul/Gemm between DequantizeLinear and
+// QuantizeLinear nodes, and QLinearConv/QLinearMatMul, become int8 ops (IrNode::quant);
+// DequantizeLinear of constants left over become float constants.
+void rewrite_quantized(IrGraph& g);
+// Why a quantization node (QuantizeLinear, DequantizeLinear, QLinearConv, QLinearMatMul)
+// cannot run here ("" when it can); nullopt for other ops.
+std::optional<std::string> why_quantized_unsupported(const loom_graph_t& graph,
+                                                     const loom_node_t& node);
+// True when `value` is a DequantizeLinear of a constant with constant parameters: compile
+// turns it into a constant (weights of QDQ models).
+bool dequantized_constant(const loom_graph_t& graph, int32_t value);
 
 // Reads constant value `id` as floats (float32 or float64 data) or integers (int32/int64).
 std::vector<float> constant_floats(const IrGraph& g, int id);

@@ -267,6 +267,7 @@ loom_status_t* compile(loom_device_t* device, const loom_compile_args_t* args,
     auto exe = std::make_unique<loom_executable_t>();
     {
       IrGraph ir = build_ir(*args->graph);
+      rewrite_quantized(ir);
       rewrite_patterns(ir);
       omp_set_num_threads(device->options.threads);
       Builder builder(ir, device->options, device->engine);

@@ -112,8 +112,11 @@ std::string check_op(const loom_graph_t& graph, const loom_node_t& node) {
   };
   if (op == "Conv" || op == "ConvTranspose") {
     Info x = in(0), w = in(1), b = in(2);
-    if (!is_constant(w)) return "the weights are not a constant";
-    if (b && !is_constant(b)) return "the bias is not a constant";
+    // Weights and bias may come through a DequantizeLinear of a constant (QDQ models).
+    if (!is_constant(w) && !dequantized_constant(graph, node.inputs[1]))
+      return "the weights are not a constant";
+    if (b && !is_constant(b) && !dequantized_constant(graph, node.inputs[2]))
+      return "the bias is not a constant";
     if (x->rank < 3 || x->rank > 5 || w->rank != x->rank) return "only 1D, 2D and 3D " + op;
     int64_t group = attrs.get_int("group", 1);
     if (group < 1 || w->dims[0] % (op == "Conv" ? group : 1) != 0) return "bad group count";
@@ -142,7 +145,8 @@ std::string check_op(const loom_graph_t& graph, const loom_node_t& node) {
     if (alpha == 0.f) return "Gemm with alpha 0";
     Info c = in(2);
     if (c && beta != 0.f) {
-      bool bias_like = is_constant(c) && c->rank >= 1 && known_shape(out(0)) &&
+      bool bias_like = (is_constant(c) || dequantized_constant(graph, node.inputs[2])) &&
+                       c->rank >= 1 && known_shape(out(0)) &&
                        c->dims[c->rank - 1] == out(0)->dims[1];
       for (int32_t i = 0; bias_like && i + 1 < c->rank; ++i) bias_like = c->dims[i] == 1;
       if (!bias_like && (beta != 1.f || c->rank > 2)) return "Gemm with a scaled full C";
@@ -226,6 +230,7 @@ std::string check_op(const loom_graph_t& graph, const loom_node_t& node) {
                ? ""
                : "Constant without a numeric value";
   }
+  if (auto why = why_quantized_unsupported(graph, node)) return *why;
   if (op == "Erf") return in_gelu_pattern(graph, node) ? "" : "Erf outside the GELU pattern";
   if (layout_ops().count(op)) return "";
   if (op == "Resize" || op == "Upsample") return why_resize_unsupported(graph, node);
@@ -241,13 +246,17 @@ std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node) 
   if (!domain.empty() && domain != "ai.onnx") return "domain '" + domain + "' is not ONNX";
   std::string op = node.op_type;
   size_t tensors = data_inputs(op, node.num_inputs);
+  // Quantization ops read and write integer tensors: quantized.cpp checks their types.
+  const bool quantized = op == "QuantizeLinear" || op == "DequantizeLinear" ||
+                         op == "QLinearConv" || op == "QLinearMatMul" ||
+                         op == "DynamicQuantizeLinear" || op == "MatMulInteger" || op == "Cast";
+  auto wrong_type = [&](Info v) { return !quantized && v->dtype != LOOM_DTYPE_FLOAT32; };
   if (op != "Constant") {
     if (node.num_inputs == 0 || node.inputs[0] < 0) return "no data input";
     for (size_t i = 0; i < node.num_inputs && i < tensors; ++i) {
       Info v = sdk::node_input(graph, node, i);
       if (!v) continue;
-      if (v->dtype != LOOM_DTYPE_FLOAT32)
-        return std::string("input of type ") + sdk::dtype_name(v->dtype);
+      if (wrong_type(v)) return std::string("input of type ") + sdk::dtype_name(v->dtype);
       if (v->rank < 0 || v->rank > 12) return "input rank unknown or above 12";
       for (int32_t d = 0; d < v->rank; ++d)
         if (v->dims[d] == 0) return "empty tensor";
@@ -257,8 +266,7 @@ std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node) 
   for (size_t i = 0; i < node.num_outputs && op != "Constant"; ++i) {
     Info v = sdk::node_output(graph, node, i);
     if (!v) continue;
-    if (v->dtype != LOOM_DTYPE_FLOAT32)
-      return std::string("output of type ") + sdk::dtype_name(v->dtype);
+    if (wrong_type(v)) return std::string("output of type ") + sdk::dtype_name(v->dtype);
     if (v->rank < 0 || v->rank > 12) return "output rank unknown or above 12";
     for (int32_t d = 0; d < v->rank; ++d)
       if (v->dims[d] == 0) return "empty tensor";

@@ -1,0 +1,336 @@
+// Int8 ops (IrNode::quant, made by rewrite_quantized in quantized.cpp) as oneDNN int8
+// convolution and matmul primitives, and the QuantizeLinear / DequantizeLinear nodes left
+// between float ops as reorders with scales and zero points.
+//
+// An int8 primitive reads the quantized source with its zero point (oneDNN pads with it, so a
+// padded border is real zero as ONNX's QLinearConv defines), int8 weights reordered once, a
+// float bias added to the int32 accumulator before scaling (the bias is divided by the
+// accumulator's scale here, x_scale * w_scale[c]), and scales the sum by
+// x_scale * w_scale[c] / y_scale per output channel before adding y's zero point and
+// saturating; with no QuantizeLinear after it the result is float (the scale without y's).
+#include <algorithm>
+#include <cmath>
+
+#include "builder.hpp"
+
+namespace loom::onednn {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+namespace {
+
+// `md` with another data type (same dims and layout).
+dnnl::memory::desc with_type(const dnnl::memory::desc& md, dt type) {
+  dnnl::memory::desc out = md;
+  out.data.data_type = static_cast<dnnl_data_type_t>(type);
+  return out;
+}
+
+// The first element of an integer constant of any width (a zero point).
+int32_t first_int(const IrGraph& g, int id) {
+  const IrValue& v = g.value(id);
+  if (v.dtype == LOOM_DTYPE_UINT8) return *static_cast<const uint8_t*>(v.data);
+  if (v.dtype == LOOM_DTYPE_INT8) return *static_cast<const int8_t*>(v.data);
+  return static_cast<int32_t>(constant_ints(g, id).at(0));
+}
+
+// A constant one-element int32 (a run-time zero point argument).
+int zero_point_slot(Builder& b, int32_t zero) {
+  return b.constant_slot(dnnl::memory::desc({1}, dt::s32, tag::a),
+                         [zero](void* p) { *static_cast<int32_t*>(p) = zero; });
+}
+
+// Output scales per channel: x_scale * w_scale[c] (/ y_scale when the result is quantized).
+std::vector<float> output_scales(const QuantizedOp& q, int64_t channels) {
+  std::vector<float> s(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c) {
+    double v = static_cast<double>(q.xq.scale[0]) *
+               q.wq.scale[q.wq.per_tensor() ? 0 : static_cast<size_t>(c)];
+    if (q.yq) v /= q.yq->scale[0];
+    s[static_cast<size_t>(c)] = static_cast<float>(v);
+  }
+  return s;
+}
+
+// The bias in accumulator units (real bias / (x_scale * w_scale[c])): oneDNN adds it to the
+// int32 sum before the output scale.
+std::vector<float> accumulator_bias(const QuantizedOp& q, int64_t channels) {
+  std::vector<float> b(static_cast<size_t>(channels), 0.f);
+  for (int64_t c = 0; c < channels && !q.bias.empty(); ++c) {
+    double scale = static_cast<double>(q.xq.scale[0]) *
+                   q.wq.scale[q.wq.per_tensor() ? 0 : static_cast<size_t>(c)];
+    b[static_cast<size_t>(c)] = static_cast<float>(q.bias[static_cast<size_t>(c)] / scale);
+  }
+  return b;
+}
+
+// Zero points and output scales of an int8 primitive; appends the zero points' arguments.
+dnnl::primitive_attr int8_attr(Builder& b, const QuantizedOp& q, int channel_dim, int64_t channels,
+                               std::vector<std::pair<int, int>>& args) {
+  dnnl::primitive_attr attr;
+  std::vector<float> scales = output_scales(q, channels);
+  bool common = std::all_of(scales.begin(), scales.end(), [&](float s) { return s == scales[0]; });
+  if (common) scales.resize(1);
+  attr.set_output_scales(common ? 0 : 1 << channel_dim, scales);
+  if (q.xq.zero[0] != 0) {
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    args.emplace_back(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_point_slot(b, q.xq.zero[0]));
+  }
+  if (q.yq && q.yq->zero[0] != 0) {
+    attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+    args.emplace_back(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, zero_point_slot(b, q.yq->zero[0]));
+  }
+  if (q.relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
+std::string node_label(const IrNode& n, const std::string& impl) {
+  return n.op + " " + std::string(n.view->name) + " [int8, " + impl + "]";
+}
+
+dt result_type(const IrGraph& g, const QuantizedOp& q) {
+  return q.yq ? memory_type(g.value(q.y).dtype) : dt::f32;
+}
+
+void emit_quantized_conv(Builder& b, int node) {
+  IrGraph& g = b.ir();
+  const IrNode& n = g.nodes[node];
+  const QuantizedOp& q = *n.quant;
+  const std::vector<int64_t>& xd = g.value(q.x).dims;
+  const std::vector<int64_t>& wd = g.value(q.w).dims;
+  const std::vector<int64_t>& yd = g.value(q.y).dims;
+  sdk::Attributes attrs(*n.view);
+  size_t sr = xd.size() - 2;
+  int64_t group = attrs.get_int("group", 1), m = wd[0];
+  auto strides = attrs.get_ints("strides");
+  auto dilations = attrs.get_ints("dilations");
+  auto pads = attrs.get_ints("pads");
+  std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
+  dnnl::memory::dims st, dil, pl, pr;
+  for (size_t i = 0; i < sr; ++i) {
+    int64_t s = strides && strides->size() == sr ? (*strides)[i] : 1;
+    int64_t d = dilations && dilations->size() == sr ? (*dilations)[i] : 1;
+    int64_t extent = (wd[2 + i] - 1) * d + 1;
+    int64_t l = pads && pads->size() == 2 * sr ? (*pads)[i] : 0;
+    int64_t r = pads && pads->size() == 2 * sr ? (*pads)[sr + i] : 0;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      int64_t total = std::max<int64_t>(0, (yd[2 + i] - 1) * s + extent - xd[2 + i]);
+      l = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      r = total - l;
+    } else if (auto_pad == "VALID") {
+      l = r = 0;
+    }
+    st.push_back(s);
+    dil.push_back(d - 1);
+    pl.push_back(l);
+    pr.push_back(r);
+  }
+  std::vector<int64_t> wdims = wd;
+  if (group > 1) {
+    wdims = {group, m / group};
+    wdims.insert(wdims.end(), wd.begin() + 1, wd.end());
+  }
+  dt src_type = memory_type(g.value(q.x).dtype);
+  dnnl::memory::desc src_any(xd, src_type, tag::any), w_any(wdims, dt::s8, tag::any),
+      bias_md({m}, dt::f32, tag::a), dst_any(yd, result_type(g, q), tag::any);
+  std::vector<std::pair<int, int>> args;
+  dnnl::primitive_attr attr = int8_attr(b, q, 1, m, args);
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
+                                    dnnl::algorithm::convolution_direct, src_any, w_any, bias_md,
+                                    dst_any, st, dil, pl, pr);
+  dnnl::convolution_forward::primitive_desc pd(d, attr, b.engine());
+  args.emplace_back(DNNL_ARG_SRC, b.as(q.x, pd.src_desc()));
+  const IrValue& w = g.value(q.w);
+  args.emplace_back(DNNL_ARG_WEIGHTS,
+                    b.constant_slot(w.data, plain_md(wdims, dt::s8), pd.weights_desc()));
+  args.emplace_back(DNNL_ARG_BIAS, b.constant_slot(accumulator_bias(q, m), {m}, bias_md));
+  args.emplace_back(DNNL_ARG_DST, b.define(q.y, pd.dst_desc()));
+  b.add_step(dnnl::convolution_forward(pd), args, node_label(n, pd.impl_info_str()));
+}
+
+// MatMul [..., M, K] x [K, N], Gemm [M, K] x [K, N] or [N, K] (transB), QLinearMatMul.
+void emit_quantized_matmul(Builder& b, int node) {
+  IrGraph& g = b.ir();
+  const IrNode& n = g.nodes[node];
+  const QuantizedOp& q = *n.quant;
+  std::vector<int64_t> xd = g.value(q.x).dims;
+  const std::vector<int64_t>& wd = g.value(q.w).dims;
+  std::vector<int64_t> yd = g.value(q.y).dims;
+  bool trans_b = n.op == "Gemm" && sdk::Attributes(*n.view).get_int("transB", 0) != 0;
+  int64_t k = trans_b ? wd[1] : wd[0], cols = trans_b ? wd[0] : wd[1];
+  size_t rank = xd.size();
+  // Weights [1..., K, N] of the source's rank; a transposed B is a strided view of its bytes.
+  std::vector<int64_t> wdims(rank, 1);
+  wdims[rank - 2] = k;
+  wdims[rank - 1] = cols;
+  dnnl::memory::dims wstrides(rank, k * cols);
+  wstrides[rank - 2] = trans_b ? 1 : cols;
+  wstrides[rank - 1] = trans_b ? k : 1;
+  std::vector<int64_t> bdims(rank, 1);
+  bdims[rank - 1] = cols;
+  dt src_type = memory_type(g.value(q.x).dtype);
+  dnnl::memory::desc src_md = plain_md(xd, src_type), w_any(wdims, dt::s8, tag::any),
+                     bias_md = plain_md(bdims, dt::f32), dst_md = plain_md(yd, result_type(g, q));
+  std::vector<std::pair<int, int>> args;
+  dnnl::primitive_attr attr = int8_attr(b, q, static_cast<int>(rank) - 1, cols, args);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, w_any, bias_md, dst_md), attr,
+                                  b.engine());
+  args.emplace_back(DNNL_ARG_SRC, b.as(q.x, pd.src_desc()));
+  args.emplace_back(DNNL_ARG_WEIGHTS,
+                    b.constant_slot(g.value(q.w).data, dnnl::memory::desc(wdims, dt::s8, wstrides),
+                                    pd.weights_desc()));
+  args.emplace_back(DNNL_ARG_BIAS, b.constant_slot(accumulator_bias(q, cols), bdims, bias_md));
+  args.emplace_back(DNNL_ARG_DST, b.define(q.y, pd.dst_desc()));
+  b.add_step(dnnl::matmul(pd), args, node_label(n, pd.impl_info_str()));
+}
+
+// DequantizeLinear of a tensor (per tensor: constants were folded by rewrite_quantized) and
+// QuantizeLinear: a reorder with scale and zero point, keeping the source's layout.
+void emit_requantize(Builder& b, int node) {
+  IrGraph& g = b.ir();
+  const IrNode& n = g.nodes[node];
+  bool quantize = n.op == "QuantizeLinear";
+  int x = n.inputs[0], y = n.outputs[0];
+  float scale = constant_floats(g, n.inputs[1]).at(0);
+  int zero_value = g.in(n, 2);
+  int32_t zero = zero_value >= 0 ? first_int(g, zero_value) : 0;
+  dt out_type = quantize ? memory_type(g.value(y).dtype) : dt::f32;
+  const dnnl::memory::desc md = b.md_of(x);  // a copy: new slots move the slot table
+  dnnl::memory::desc out_md = with_type(md, out_type);
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(0, {quantize ? 1.f / scale : scale});
+  std::vector<std::pair<int, int>> args{{DNNL_ARG_FROM, b.slot_of(x)}};
+  if (zero != 0) {
+    int arg = quantize ? DNNL_ARG_TO : DNNL_ARG_FROM;
+    attr.set_zero_points(arg, 0, {DNNL_RUNTIME_S32_VAL});
+    args.emplace_back(DNNL_ARG_ATTR_ZERO_POINTS | arg, zero_point_slot(b, zero));
+  }
+  dnnl::reorder::primitive_desc pd(b.engine(), md, b.engine(), out_md, attr);
+  args.emplace_back(DNNL_ARG_TO, b.define(y, out_md));
+  b.add_step(dnnl::reorder(pd), args, node_label(n, pd.impl_info_str()));
+}
+
+// DynamicQuantizeLinear: x (float) -> uint8 xq, scale, zero point, computed as the cpu device
+// does (kernels/quantize.cpp) so both give the same bytes: the range [min(0, x), max(0, x)]
+// over 255 steps, NaN skipped.
+void emit_dynamic_quantize(Builder& b, int node) {
+  IrGraph& g = b.ir();
+  const IrNode& n = g.nodes[node];
+  int x = n.inputs[0];
+  const int64_t count = g.value(x).elements();
+  std::vector<std::pair<int, int>> args{{DNNL_ARG_SRC, b.as_plain(x, dt::f32)}};
+  const int out_args[3] = {DNNL_ARG_DST, DNNL_ARG_DST_1, DNNL_ARG_DST_2};
+  const dt out_types[3] = {dt::u8, dt::f32, dt::u8};
+  for (size_t i = 0; i < 3; ++i) {
+    int v = i < n.outputs.size() ? n.outputs[i] : -1;
+    std::vector<int64_t> dims = v >= 0 ? g.value(v).dims : std::vector<int64_t>{};
+    if (i == 0 && v < 0) dims = g.value(x).dims;
+    args.emplace_back(out_args[i], b.define(v, plain_md(dims, out_types[i])));
+  }
+  b.add_kernel_step(
+      [count](const std::unordered_map<int, dnnl::memory>& mem) {
+        const float* xs = static_cast<const float*>(mem.at(DNNL_ARG_SRC).get_data_handle());
+        auto* q = static_cast<uint8_t*>(mem.at(DNNL_ARG_DST).get_data_handle());
+        float lo = 0.f, hi = 0.f;
+        for (int64_t i = 0; i < count; ++i) {
+          if (std::isnan(xs[i])) continue;
+          lo = std::min(lo, xs[i]);
+          hi = std::max(hi, xs[i]);
+        }
+        const float scale = (hi - lo) / 255.f;
+        auto saturate = [](double v) {
+          return static_cast<uint8_t>(std::clamp(std::nearbyint(v), 0.0, 255.0));
+        };
+        const uint8_t zero = scale > 0.f ? saturate(0.f - lo / scale) : 0;
+        for (int64_t i = 0; i < count; ++i)
+          q[i] = scale > 0.f ? saturate(static_cast<double>(std::nearbyint(xs[i] / scale)) + zero)
+                             : zero;
+        *static_cast<float*>(mem.at(DNNL_ARG_DST_1).get_data_handle()) = scale;
+        *static_cast<uint8_t*>(mem.at(DNNL_ARG_DST_2).get_data_handle()) = zero;
+      },
+      args, "DynamicQuantizeLinear " + std::string(n.view->name) + " [loom]", "loom quantize");
+}
+
+// MatMulInteger with its dynamic scales (match_dynamic): x uint8 [..., M, K] x int8 [K, N] ->
+// float, output scales xs * w_scale[c] and zero point xz set at run time by a small step
+// before the primitive; a following bias Add or activation becomes a post-op.
+void emit_dynamic_matmul(Builder& b, int node) {
+  IrGraph& g = b.ir();
+  const IrNode& n = g.nodes[node];
+  const QuantizedOp& q = *n.quant;
+  std::vector<int64_t> xd = g.value(q.x).dims;
+  const std::vector<int64_t>& wd = g.value(q.w).dims;
+  const std::vector<int64_t>& yd = g.value(q.y).dims;
+  size_t rank = xd.size();
+  int64_t k = wd[0], cols = wd[1];
+  std::vector<int64_t> wdims(rank, 1);
+  wdims[rank - 2] = k;
+  wdims[rank - 1] = cols;
+  int64_t scale_count = static_cast<int64_t>(q.wq.scale.size());
+  int scales = b.define(-1, plain_md({scale_count}, dt::f32));
+  int zero = b.define(-1, plain_md({1}, dt::s32));
+  std::vector<float> wscale = q.wq.scale;
+  b.add_kernel_step(
+      [wscale](const std::unordered_map<int, dnnl::memory>& mem) {
+        float xs = *static_cast<const float*>(mem.at(DNNL_ARG_SRC).get_data_handle());
+        uint8_t xz = *static_cast<const uint8_t*>(mem.at(DNNL_ARG_SRC_1).get_data_handle());
+        auto* s = static_cast<float*>(mem.at(DNNL_ARG_DST).get_data_handle());
+        for (size_t c = 0; c < wscale.size(); ++c) s[c] = xs * wscale[c];
+        *static_cast<int32_t*>(mem.at(DNNL_ARG_DST_1).get_data_handle()) = xz;
+      },
+      {{DNNL_ARG_SRC, b.slot_of(q.dynamic_scale)},
+       {DNNL_ARG_SRC_1, b.slot_of(q.dynamic_zero)},
+       {DNNL_ARG_DST, scales},
+       {DNNL_ARG_DST_1, zero}},
+      "MatMulInteger " + std::string(n.view->name) + " scales [loom]", "loom quantize scales");
+
+  dnnl::memory::desc src_md = plain_md(xd, dt::u8), w_any(wdims, dt::s8, tag::any);
+  std::vector<FusionCandidate> cands = b.fusion_candidates(node, q.y);
+  for (size_t i = 0; i < cands.size(); ++i)
+    if (cands[i].kind == FusionCandidate::Kind::kSum) cands.resize(i);
+  std::vector<std::pair<int, int>> post_args;
+  auto [pd, fused] = create_with_post_ops<dnnl::matmul::primitive_desc>(
+      b, cands, static_cast<int>(rank),
+      [&](const dnnl::primitive_attr& attr, size_t) {
+        dnnl::primitive_attr a = attr;  // the same attribute object, completed here
+        a.set_output_scales(scale_count == 1 ? 0 : 1 << (rank - 1), {DNNL_RUNTIME_F32_VAL});
+        a.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+        return dnnl::matmul::primitive_desc(
+            dnnl::matmul::desc(src_md, w_any, plain_md(yd, dt::f32)), a, b.engine());
+      },
+      post_args);
+  std::vector<std::pair<int, int>> args{
+      {DNNL_ARG_SRC, b.as(q.x, pd.src_desc())},
+      {DNNL_ARG_WEIGHTS,
+       b.constant_slot(g.value(q.w).data, plain_md(wdims, dt::s8), pd.weights_desc())},
+      {DNNL_ARG_ATTR_OUTPUT_SCALES, scales},
+      {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero}};
+  int dst = b.define(q.y, pd.dst_desc());
+  args.emplace_back(DNNL_ARG_DST, dst);
+  args.insert(args.end(), post_args.begin(), post_args.end());
+  b.absorb(cands, fused, dst);
+  b.add_step(
+      dnnl::matmul(pd), args,
+      node_label(n, std::string(pd.impl_info_str()) + ", " + std::to_string(fused) + " post-ops"));
+}
+
+}  // namespace
+
+void emit_quantized(Builder& b, int node) {
+  const IrNode& n = b.ir().nodes[node];
+  if (n.op == "QuantizeLinear" || n.op == "DequantizeLinear") return emit_requantize(b, node);
+  if (n.op == "DynamicQuantizeLinear") return emit_dynamic_quantize(b, node);
+  if (n.quant && n.quant->dynamic_scale >= 0) return emit_dynamic_matmul(b, node);
+  if (!n.quant)
+    sdk::fail(LOOM_ERROR_UNSUPPORTED, "onednn: " + n.op + " node '" + n.view->name +
+                                          "' has parameters its int8 primitives cannot take");
+  if (n.op == "Conv" || n.op == "QLinearConv") return emit_quantized_conv(b, node);
+  emit_quantized_matmul(b, node);
+}
+
+}  // namespace loom::onednn
