@@ -205,6 +205,8 @@ class Builder {
   // Appends the post-ops of candidates[0..count) to `ops`; returns the binary args to bind.
   std::vector<std::pair<int, int>> append_post_ops(const std::vector<FusionCandidate>& c,
                                                    size_t count, dnnl::post_ops& ops, int dst_rank);
+  // Makes `slot` hold `value` (a result written into another value's buffer).
+  void bind(int value, int slot) { value_slot_[value] = slot; }
   // Marks candidates[0..count) absorbed and binds their final value to `dst_slot`.
   void absorb(const std::vector<FusionCandidate>& c, size_t count, int dst_slot);
   // True when a residual may be overwritten in place by the node at `node` (sum post-op).

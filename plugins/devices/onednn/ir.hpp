@@ -57,6 +57,12 @@ struct QuantizedOp {
   // product of the scales): x's scale and zero point are these run-time scalars; xq is unused
   // and the float result y is scaled by dynamic_scale * wq.scale.
   int dynamic_scale = -1, dynamic_zero = -1;
+  // A residual added to the result before its QuantizeLinear (ResNet's y = Q(Relu(DQ(conv) +
+  // DQ(residual)))): the quantized residual, its parameters and a Relu after the sum. yq is
+  // then the sum's QuantizeLinear; the conv's own QuantizeLinear rounding is skipped.
+  int residual = -1;
+  QuantParams rq;
+  bool relu_after_sum = false;
 };
 
 struct IrNode {

@@ -81,11 +81,14 @@ dnnl::primitive_attr int8_attr(Builder& b, const QuantizedOp& q, int channel_dim
     attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
     args.emplace_back(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, zero_point_slot(b, q.yq->zero[0]));
   }
-  if (q.relu) {
-    dnnl::post_ops ops;
-    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-    attr.set_post_ops(ops);
+  dnnl::post_ops ops;
+  if (q.relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  if (q.residual >= 0) {
+    // The destination holds the quantized residual: result + r_scale / y_scale * (r - r_zero).
+    ops.append_sum(q.rq.scale[0] / q.yq->scale[0], q.rq.zero[0], memory_type(q.rq.dtype));
+    if (q.relu_after_sum) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
   }
+  attr.set_post_ops(ops);
   return attr;
 }
 
@@ -149,7 +152,24 @@ void emit_quantized_conv(Builder& b, int node) {
   args.emplace_back(DNNL_ARG_WEIGHTS,
                     b.constant_slot(w.data, plain_md(wdims, dt::s8), pd.weights_desc()));
   args.emplace_back(DNNL_ARG_BIAS, b.constant_slot(accumulator_bias(q, m), {m}, bias_md));
-  args.emplace_back(DNNL_ARG_DST, b.define(q.y, pd.dst_desc()));
+  int dst = -1;
+  if (q.residual >= 0) {
+    // The sum accumulates into the residual's buffer where nothing reads it after this node
+    // and it has the result's layout, else into a copy of it.
+    int r = b.slot_of(q.residual);
+    if (b.slot_md(r) == pd.dst_desc() && b.residual_is_dead_after(q.residual, node, node)) {
+      dst = r;
+      b.bind(q.y, dst);
+    } else {
+      dst = b.define(q.y, pd.dst_desc());
+      dnnl::reorder::primitive_desc copy(b.engine(), b.slot_md(r), b.engine(), pd.dst_desc());
+      b.add_device_step(dnnl::reorder(copy), {{DNNL_ARG_FROM, r}, {DNNL_ARG_TO, dst}},
+                        "residual copy for " + std::string(n.view->name));
+    }
+  } else {
+    dst = b.define(q.y, pd.dst_desc());
+  }
+  args.emplace_back(DNNL_ARG_DST, dst);
   b.add_step(dnnl::convolution_forward(pd), args, node_label(n, pd.impl_info_str()));
 }
 

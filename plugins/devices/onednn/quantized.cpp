@@ -167,31 +167,88 @@ bool activation_params_ok(const QuantParams& p) {
   return p.per_tensor() && int8_type(p.dtype);
 }
 
-// Folds a QuantizeLinear (after an optional Relu) reading `node`'s float output into it.
-void take_output(IrGraph& g, int node, QuantizedOp& op) {
-  int y = g.nodes[node].outputs[0];
-  op.y = y;
-  int next = g.sole_consumer(y);
-  int relu = -1;
+int sole_of(const IrGraph& g, int value, const char* op) {
+  if (value < 0) return -1;
+  int c = g.sole_consumer(value);
+  return c >= 0 && g.nodes[c].op == op ? c : -1;
+}
+
+int second_input(const IrNode& n, int value) {
+  if (n.inputs.size() != 2) return -1;
+  if (n.inputs[0] == value) return n.inputs[1];
+  if (n.inputs[1] == value) return n.inputs[0];
+  return -1;
+}
+
+// The QuantizeLinear reading `value` alone, after an optional Relu: (relu, quantize) node
+// indices, quantize -1 when there is none with per-tensor constant parameters.
+std::pair<int, int> quantizer_after(const IrGraph& g, int value) {
+  int next = g.sole_consumer(value), relu = -1;
   if (next >= 0 && g.nodes[next].op == "Relu") {
     relu = next;
     next = g.sole_consumer(g.nodes[relu].outputs[0]);
   }
-  if (next < 0 || g.nodes[next].op != "QuantizeLinear" || !constant_params(g, g.nodes[next]))
-    return;
-  const IrNode& q = g.nodes[next];
-  if (q.outputs.empty() || q.outputs[0] < 0) return;
-  QuantParams yq = node_params(g, q, LOOM_DTYPE_UINT8);
-  if (!activation_params_ok(yq)) return;
-  op.yq = yq;
-  op.relu = relu >= 0;
-  op.y = q.outputs[0];
-  for (int k : {relu, next})
+  if (next < 0 || g.nodes[next].op != "QuantizeLinear" || !constant_params(g, g.nodes[next]) ||
+      g.nodes[next].outputs.empty() || g.nodes[next].outputs[0] < 0)
+    return {relu, -1};
+  if (!activation_params_ok(node_params(g, g.nodes[next], LOOM_DTYPE_UINT8))) return {relu, -1};
+  return {relu, next};
+}
+
+void fold(IrGraph& g, int into, std::initializer_list<int> nodes) {
+  for (int k : nodes)
     if (k >= 0) {
       g.nodes[k].absorbed = true;
-      g.nodes[node].folded.push_back(k);
+      g.nodes[into].folded.push_back(k);
     }
+}
+
+// After take_output: y_q -> DequantizeLinear -> Add(., DequantizeLinear(r)) -> [Relu] ->
+// QuantizeLinear, with r quantized like y, becomes a sum into the conv's result.
+void take_residual(IrGraph& g, int node, QuantizedOp& op) {
+  int d3 = sole_of(g, op.y, "DequantizeLinear");
+  if (d3 < 0 || !constant_params(g, g.nodes[d3])) return;
+  int add = sole_of(g, g.nodes[d3].outputs[0], "Add");
+  if (add < 0) return;
+  int other = second_input(g.nodes[add], g.nodes[d3].outputs[0]);
+  int dr = dequantizer(g, other);
+  if (dr < 0) return;
+  int r = g.nodes[dr].inputs[0];
+  const IrValue& rv = g.value(r);
+  // The residual must be made before this node (nodes are in topological order; the other
+  // branch of a block may come later and take this one as its residual instead).
+  if (rv.constant() || rv.producer >= node || rv.dtype != g.value(op.y).dtype ||
+      rv.dims != g.value(op.y).dims || g.value(g.nodes[add].outputs[0]).dims != rv.dims)
+    return;
+  QuantParams rq = node_params(g, g.nodes[dr], rv.dtype);
+  if (!activation_params_ok(rq)) return;
+  auto [relu, q] = quantizer_after(g, g.nodes[add].outputs[0]);
+  if (q < 0 || g.value(g.nodes[q].outputs[0]).dtype != g.value(op.y).dtype) return;
+  op.residual = r;
+  op.rq = rq;
+  op.relu_after_sum = relu >= 0;
+  op.yq = node_params(g, g.nodes[q], g.value(op.y).dtype);
+  op.y = g.nodes[q].outputs[0];
+  fold(g, node, {d3, add, relu, q});
+  // The residual's DequantizeLinear stays for its other readers.
+  auto& readers = g.value(g.nodes[dr].outputs[0]).consumers;
+  readers.erase(std::find(readers.begin(), readers.end(), add));
+  if (readers.empty() && !g.value(g.nodes[dr].outputs[0]).graph_output) fold(g, node, {dr});
+  g.value(r).consumers.push_back(node);
   g.value(op.y).producer = node;
+}
+
+// Folds a QuantizeLinear (after an optional Relu) reading `node`'s float output into it.
+void take_output(IrGraph& g, int node, QuantizedOp& op) {
+  op.y = g.nodes[node].outputs[0];
+  auto [relu, q] = quantizer_after(g, op.y);
+  if (q < 0) return;
+  op.yq = node_params(g, g.nodes[q], LOOM_DTYPE_UINT8);
+  op.relu = relu >= 0;
+  op.y = g.nodes[q].outputs[0];
+  fold(g, node, {relu, q});
+  g.value(op.y).producer = node;
+  if (g.nodes[node].op == "Conv") take_residual(g, node, op);
 }
 
 // Conv/MatMul/Gemm `k` between DequantizeLinear nodes: its int8 form, or nullopt.
@@ -273,20 +330,6 @@ std::optional<QuantizedOp> match_qlinear(const IrGraph& g, const IrNode& n) {
   return op;
 }
 
-// The consumer of `value` if it is the only one and runs `op`, else -1.
-int sole(const IrGraph& g, int value, const char* op) {
-  if (value < 0) return -1;
-  int c = g.sole_consumer(value);
-  return c >= 0 && g.nodes[c].op == op ? c : -1;
-}
-
-int other_input(const IrNode& n, int value) {
-  if (n.inputs.size() != 2) return -1;
-  if (n.inputs[0] == value) return n.inputs[1];
-  if (n.inputs[1] == value) return n.inputs[0];
-  return -1;
-}
-
 // MatMulInteger `k` in onnxruntime's dynamic quantization:
 //   DynamicQuantizeLinear(x) -> (xq, xs, xz); MatMulInteger(xq, w, xz, [0]) -> Cast(float)
 //   -> Mul(., Mul(xs, w_scale))
@@ -315,16 +358,16 @@ std::optional<QuantizedOp> match_dynamic(IrGraph& g, int k) {
     if (!std::all_of(bytes, bytes + z.data_size, [](unsigned char b) { return b == 0; }))
       return std::nullopt;
   }
-  int cast = sole(g, n.outputs[0], "Cast");
+  int cast = sole_of(g, n.outputs[0], "Cast");
   if (cast < 0 || sdk::Attributes(*g.nodes[cast].view).get_int("to", 0) != LOOM_DTYPE_FLOAT32)
     return std::nullopt;
-  int mul = sole(g, g.nodes[cast].outputs[0], "Mul");
+  int mul = sole_of(g, g.nodes[cast].outputs[0], "Mul");
   if (mul < 0) return std::nullopt;
-  int scales = other_input(g.nodes[mul], g.nodes[cast].outputs[0]);
+  int scales = second_input(g.nodes[mul], g.nodes[cast].outputs[0]);
   if (scales < 0 || g.sole_consumer(scales) != mul) return std::nullopt;
   int product = g.value(scales).producer;
   if (product < 0 || g.nodes[product].op != "Mul" || g.nodes[product].absorbed) return std::nullopt;
-  int wscale = other_input(g.nodes[product], xs);
+  int wscale = second_input(g.nodes[product], xs);
   if (wscale < 0 || !g.value(wscale).constant()) return std::nullopt;
   op.wq.scale = constant_floats(g, wscale);
   op.wq.zero.assign(op.wq.scale.size(), 0);
