@@ -386,6 +386,34 @@ std::optional<QuantizedOp> match_dynamic(IrGraph& g, int k) {
   return op;
 }
 
+// DequantizeLinear -> MaxPool -> QuantizeLinear with the same scale and zero point: the
+// maximum commutes with the (monotonic) quantization, so the pool runs on the quantized tensor
+// and the result is the same bytes.
+void quantized_max_pool(IrGraph& g, int k) {
+  IrNode& n = g.nodes[k];
+  if (n.outputs.size() != 1 || n.outputs[0] < 0) return;
+  int d = dequantizer(g, n.inputs[0]);
+  if (d < 0) return;
+  int r = g.nodes[d].inputs[0];
+  if (g.value(r).constant()) return;
+  auto [relu, q] = quantizer_after(g, n.outputs[0]);
+  if (q < 0 || relu >= 0) return;
+  QuantParams in = node_params(g, g.nodes[d], g.value(r).dtype);
+  QuantParams out = node_params(g, g.nodes[q], g.value(g.nodes[q].outputs[0]).dtype);
+  if (!activation_params_ok(in) || in.scale != out.scale || in.zero != out.zero ||
+      in.dtype != out.dtype || g.value(r).dtype != in.dtype)
+    return;
+  int y = g.nodes[q].outputs[0];
+  fold(g, k, {q});
+  auto& readers = g.value(g.nodes[d].outputs[0]).consumers;
+  readers.erase(std::find(readers.begin(), readers.end(), k));
+  if (readers.empty() && !g.value(g.nodes[d].outputs[0]).graph_output) fold(g, k, {d});
+  n.inputs[0] = r;
+  g.value(r).consumers.push_back(k);
+  n.outputs[0] = y;
+  g.value(y).producer = k;
+}
+
 }  // namespace
 
 // "" when MatMulInteger `node` reads a DynamicQuantizeLinear and constant int8 weights with
@@ -511,6 +539,8 @@ void rewrite_quantized(IrGraph& g) {
       if (op) take_output(g, static_cast<int>(k), *op);
     } else if (n.op == "QLinearConv" || n.op == "QLinearMatMul") {
       op = match_qlinear(g, n);
+    } else if (n.op == "MaxPool" || n.op == "GlobalMaxPool") {
+      quantized_max_pool(g, static_cast<int>(k));
     } else if (n.op == "MatMulInteger") {
       op = match_dynamic(g, static_cast<int>(k));
       if (op) {
