@@ -336,21 +336,32 @@ void emit_dynamic_matmul(Builder& b, int node) {
   wdims[rank - 2] = k;
   wdims[rank - 1] = cols;
   int64_t scale_count = static_cast<int64_t>(q.wq.scale.size());
+  std::vector<int64_t> bdims(rank, 1);
+  bdims[rank - 1] = cols;
   int scales = b.define(-1, plain_md({scale_count}, dt::f32));
-  int zero = b.define(-1, plain_md({1}, dt::s32));
+  int bias = b.define(-1, plain_md(bdims, dt::f32));
+  // x's zero point enters as a bias, -x_zero * (the sum of each weight column), which oneDNN
+  // adds to the int32 sum before scaling: its own source zero point costs 15% more on AVX2
+  // (768x3072 at M = 32: 850 vs 725 us).
+  std::vector<int32_t> column_sums(static_cast<size_t>(cols), 0);
+  const auto* wv = static_cast<const int8_t*>(g.value(q.w).data);
+  for (int64_t r = 0; r < k; ++r)
+    for (int64_t c = 0; c < cols; ++c) column_sums[static_cast<size_t>(c)] += wv[r * cols + c];
   std::vector<float> wscale = q.wq.scale;
   b.add_kernel_step(
-      [wscale](const std::unordered_map<int, dnnl::memory>& mem) {
+      [wscale, column_sums](const std::unordered_map<int, dnnl::memory>& mem) {
         float xs = *static_cast<const float*>(mem.at(DNNL_ARG_SRC).get_data_handle());
         uint8_t xz = *static_cast<const uint8_t*>(mem.at(DNNL_ARG_SRC_1).get_data_handle());
         auto* s = static_cast<float*>(mem.at(DNNL_ARG_DST).get_data_handle());
         for (size_t c = 0; c < wscale.size(); ++c) s[c] = xs * wscale[c];
-        *static_cast<int32_t*>(mem.at(DNNL_ARG_DST_1).get_data_handle()) = xz;
+        auto* bias = static_cast<float*>(mem.at(DNNL_ARG_DST_1).get_data_handle());
+        for (size_t c = 0; c < column_sums.size(); ++c)
+          bias[c] = -static_cast<float>(static_cast<int64_t>(xz) * column_sums[c]);
       },
       {{DNNL_ARG_SRC, b.slot_of(q.dynamic_scale)},
        {DNNL_ARG_SRC_1, b.slot_of(q.dynamic_zero)},
        {DNNL_ARG_DST, scales},
-       {DNNL_ARG_DST_1, zero}},
+       {DNNL_ARG_DST_1, bias}},
       "MatMulInteger " + std::string(n.view->name) + " scales [loom]", "loom quantize scales");
 
   dnnl::memory::desc src_md = plain_md(xd, dt::u8), w_any(wdims, dt::s8, tag::any);
@@ -363,17 +374,17 @@ void emit_dynamic_matmul(Builder& b, int node) {
       [&](const dnnl::primitive_attr& attr, size_t) {
         dnnl::primitive_attr a = attr;  // the same attribute object, completed here
         a.set_output_scales(scale_count == 1 ? 0 : 1 << (rank - 1), {DNNL_RUNTIME_F32_VAL});
-        a.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
         return dnnl::matmul::primitive_desc(
-            dnnl::matmul::desc(src_md, w_any, plain_md(yd, dt::f32)), a, b.engine());
+            dnnl::matmul::desc(src_md, w_any, plain_md(bdims, dt::f32), plain_md(yd, dt::f32)), a,
+            b.engine());
       },
       post_args);
   std::vector<std::pair<int, int>> args{
       {DNNL_ARG_SRC, b.as(q.x, pd.src_desc())},
       {DNNL_ARG_WEIGHTS,
        b.constant_slot(g.value(q.w).data, plain_md(wdims, dt::s8), pd.weights_desc())},
-      {DNNL_ARG_ATTR_OUTPUT_SCALES, scales},
-      {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero}};
+      {DNNL_ARG_BIAS, bias},
+      {DNNL_ARG_ATTR_OUTPUT_SCALES, scales}};
   int dst = b.define(q.y, pd.dst_desc());
   args.emplace_back(DNNL_ARG_DST, dst);
   args.insert(args.end(), post_args.begin(), post_args.end());
