@@ -18,12 +18,34 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include "ir.hpp"
 
 namespace loom::onednn {
 
 namespace {
+
+// True where oneDNN multiplies int8 (signed) sources exactly: with VNNI or AMX. Without them
+// its int8-source kernels halve the weights (convolution: odd weights lose their low bit) or
+// shift the source by 128 into VPMADDUBSW's saturating pair sums (gemm), tens of steps off
+// (tests/devices/onednn/quantized_test.cpp measured both on AVX2). There, a QDQ graph with
+// int8 activations runs in float on this device, and QLinearConv/QLinearMatMul with int8
+// inputs are left to the cpu device.
+bool exact_signed_source() {
+  static const bool exact = [] {
+    switch (dnnl::get_effective_cpu_isa()) {
+      case dnnl::cpu_isa::avx2_vnni:
+      case dnnl::cpu_isa::avx512_core_vnni:
+      case dnnl::cpu_isa::avx512_core_bf16:
+      case dnnl::cpu_isa::avx512_core_amx:
+        return true;
+      default:
+        return false;
+    }
+  }();
+  return exact;
+}
 
 using Info = const loom_value_info_t*;
 
@@ -264,6 +286,7 @@ std::optional<QuantizedOp> match_qdq(IrGraph& g, int k, std::vector<int>& dequan
   if (g.value(op.x).constant()) return std::nullopt;
   op.xq = node_params(g, xn, g.value(op.x).dtype);
   if (!activation_params_ok(op.xq) || op.xq.dtype != g.value(op.x).dtype) return std::nullopt;
+  if (op.xq.dtype == LOOM_DTYPE_INT8 && !exact_signed_source()) return std::nullopt;
   const IrNode& wn = g.nodes[dw];
   sdk::Attributes attrs(*n.view);
   int64_t channel_axis = 0;  // Conv [M, C/group, k...], Gemm with transB [N, K]
@@ -489,6 +512,8 @@ std::optional<std::string> why_quantized_unsupported(const loom_graph_t& graph,
     Info x = in(0), w = in(3), y = out(0);
     if (!x || !int8_type(x->dtype) || !y || !int8_type(y->dtype))
       return op + " of a type other than int8 or uint8";
+    if (x->dtype == LOOM_DTYPE_INT8 && !exact_signed_source())
+      return "int8 activations without VNNI (oneDNN's kernels round or saturate them here)";
     if (!is_constant(w) || w->dtype != LOOM_DTYPE_INT8) return "the weights are not int8 constants";
     for (size_t i : {size_t{1}, size_t{6}}) {
       std::string why = check_params(graph, node, i, false);
