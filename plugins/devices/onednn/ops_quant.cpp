@@ -197,9 +197,36 @@ void emit_quantized_matmul(Builder& b, int node) {
   std::vector<int64_t> bdims(rank, 1);
   bdims[rank - 1] = cols;
   dt src_type = memory_type(g.value(q.x).dtype);
+  std::vector<std::pair<int, int>> args;
+  if (rank == 2 && xd[0] == 1) {
+    // One row (a classifier after pooling): as a 1x1 convolution over [1, K, 1, 1], whose
+    // jit kernel keeps the weights packed: 14 us for 1280 -> 1000 where the matmul's gemm
+    // took 72 us standalone (AVX2, 2 threads; equal from 4 rows on). nhwc, the layout of the
+    // int8 jit kernels (nchw sends it to the reference one), is the same bytes at 1x1.
+    dnnl::memory::desc src4({1, k, 1, 1}, src_type, tag::nhwc),
+        w4({cols, k, 1, 1}, dt::s8, tag::any), b4({cols}, dt::f32, tag::a),
+        y4({1, cols, 1, 1}, result_type(g, q), tag::nhwc);
+    dnnl::primitive_attr attr = int8_attr(b, q, 1, cols, args);
+    dnnl::convolution_forward::primitive_desc pd(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                        dnnl::algorithm::convolution_direct, src4, w4, b4, y4,
+                                        {1, 1}, {0, 0}, {0, 0}),
+        attr, b.engine());
+    // ONNX's [K, N] (or [N, K] with transB) bytes seen as [N, K, 1, 1].
+    dnnl::memory::desc w_view({cols, k, 1, 1}, dt::s8,
+                              dnnl::memory::dims{trans_b ? k : 1, trans_b ? 1 : cols, 1, 1});
+    args.emplace_back(DNNL_ARG_SRC, b.view(b.as_plain(q.x), src4));
+    args.emplace_back(DNNL_ARG_WEIGHTS,
+                      b.constant_slot(g.value(q.w).data, w_view, pd.weights_desc()));
+    args.emplace_back(DNNL_ARG_BIAS, b.constant_slot(accumulator_bias(q, cols), {cols}, b4));
+    int out = b.define(-1, y4);
+    args.emplace_back(DNNL_ARG_DST, out);
+    b.alias(q.y, out, plain_md(yd, result_type(g, q)));
+    b.add_step(dnnl::convolution_forward(pd), args, node_label(n, pd.impl_info_str()));
+    return;
+  }
   dnnl::memory::desc src_md = plain_md(xd, src_type), w_any(wdims, dt::s8, tag::any),
                      bias_md = plain_md(bdims, dt::f32), dst_md = plain_md(yd, result_type(g, q));
-  std::vector<std::pair<int, int>> args;
   dnnl::primitive_attr attr = int8_attr(b, q, static_cast<int>(rank) - 1, cols, args);
   dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, w_any, bias_md, dst_md), attr,
                                   b.engine());

@@ -354,20 +354,33 @@ TEST(OnednnQuantMatMul, QdqMatMulSignedActivations) {
   check_qdq_matmul(true);
 }
 
-// QDQ Gemm with transB: weights [N, K] with per-row scales (axis 0), an int32 bias through
-// DequantizeLinear.
-TEST(OnednnQuantMatMul, QdqGemmTransposed) {
+// QDQ Gemm: weights [N, K] with per-row scales (axis 0) under transB, else [K, N] with
+// per-column scales (axis 1), an int32 bias through DequantizeLinear. One row takes the 1x1
+// convolution form (ops_quant.cpp), more rows the matmul.
+void check_qdq_gemm(int64_t rows, bool trans_b) {
   ModelBuilder m;
-  m.input("x", LOOM_DTYPE_FLOAT32, {4, 32});
+  m.input("x", LOOM_DTYPE_FLOAT32, {rows, 32});
   std::string xd = qdq(m, "x", kXScale, LOOM_DTYPE_UINT8, 64);
-  std::vector<float> ws = add_weights(m, "w", {48, 32}, 0, false, 2);
+  std::vector<float> ws =
+      add_weights(m, "w", trans_b ? std::vector<int64_t>{48, 32} : std::vector<int64_t>{32, 48},
+                  trans_b ? 0 : 1, false, 2);
   add_bias(m, "b", 48, ws, 3);
-  m.node("Gemm", {xd, "w", "b"}, {"gemm"}).i("transB", 1);
+  m.node("Gemm", {xd, "w", "b"}, {"gemm"}).i("transB", trans_b ? 1 : 0);
   float ys = output_scale(32);
   m.output(qdq(m, "gemm", ys, LOOM_DTYPE_UINT8, 128));
-  std::vector<std::pair<std::string, Tensor>> in{{"x", grid_input({4, 32}, 1, kXScale, 64)}};
+  std::vector<std::pair<std::string, Tensor>> in{{"x", grid_input({rows, 32}, 1, kXScale, 64)}};
   expect_within_one_step(m, in, 1.01 * ys);
   expect_int8_step(m, in, "Gemm");
+}
+
+TEST(OnednnQuantMatMul, QdqGemmTransposed) {
+  check_qdq_gemm(4, true);
+}
+TEST(OnednnQuantMatMul, QdqGemmOneRowTransposed) {
+  check_qdq_gemm(1, true);
+}
+TEST(OnednnQuantMatMul, QdqGemmOneRow) {
+  check_qdq_gemm(1, false);
 }
 
 // A QuantizeLinear alone, float to a uint8 graph output (saturating at both ends).
