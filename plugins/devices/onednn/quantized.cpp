@@ -70,9 +70,10 @@ const loom_node_t* producer(const loom_graph_t& graph, int32_t value) {
 }
 
 // "" when a scale/zero-point pair is constant, float scales positive and finite, per tensor or
-// (when `per_axis_ok`) one per slice.
+// (when `per_axis_ok`) one per slice of input `data_input` along `axis` (< 0: the node's axis
+// attribute, default 1).
 std::string check_params(const loom_graph_t& graph, const loom_node_t& node, size_t scale_input,
-                         bool per_axis_ok) {
+                         bool per_axis_ok, size_t data_input = 0, int64_t axis = -1) {
   Info scale = sdk::node_input(graph, node, scale_input);
   Info zero = sdk::node_input(graph, node, scale_input + 1);
   if (!is_constant(scale) || scale->dtype != LOOM_DTYPE_FLOAT32)
@@ -81,6 +82,14 @@ std::string check_params(const loom_graph_t& graph, const loom_node_t& node, siz
   int64_t count = elements(scale);
   if (count != 1 && !per_axis_ok) return "a scale per channel on an activation";
   if (zero && elements(zero) != count) return "zero points and scales differ in count";
+  if (static_cast<int64_t>(scale->data_size) < count * 4) return "a scale tensor short of data";
+  if (count != 1) {
+    Info x = sdk::node_input(graph, node, data_input);
+    if (axis < 0) axis = sdk::Attributes(node).get_int("axis", 1);
+    if (x && x->rank >= 0 && axis < 0) axis += x->rank;
+    if (!x || axis < 0 || axis >= x->rank || x->dims[axis] != count)
+      return "scales that do not match the extent of their axis";
+  }
   const auto* s = static_cast<const float*>(scale->data);
   for (int64_t i = 0; i < count; ++i)
     if (!(s[i] > 0.f) || !std::isfinite(s[i])) return "a scale that is not positive and finite";
@@ -144,7 +153,11 @@ std::vector<float> dequantize_constant(const IrGraph& g, int value, const QuantP
   const std::vector<int64_t>& d = v.dims;
   int64_t n = v.elements(), inner = 1, channels = 1;
   if (!p.per_tensor()) {
-    channels = d.at(static_cast<size_t>(p.axis));
+    if (p.axis < 0 || p.axis >= static_cast<int64_t>(d.size()) ||
+        d[static_cast<size_t>(p.axis)] != static_cast<int64_t>(p.scale.size()))
+      sdk::fail(LOOM_ERROR_INVALID_MODEL,
+                "onednn: the scales of '" + v.name + "' do not match the extent of their axis");
+    channels = d[static_cast<size_t>(p.axis)];
     for (size_t i = static_cast<size_t>(p.axis) + 1; i < d.size(); ++i) inner *= d[i];
   }
   std::vector<float> out(static_cast<size_t>(n));
@@ -306,7 +319,8 @@ std::optional<QuantizedOp> match_qdq(IrGraph& g, int k, std::vector<int>& dequan
   int bias = g.in(n, 2);
   if (bias >= 0) {
     int db = dequantizer(g, bias);
-    if (db >= 0 && g.value(g.nodes[db].inputs[0]).constant()) {
+    if (db >= 0 && g.value(g.nodes[db].inputs[0]).constant() &&
+        g.value(g.nodes[db].inputs[0]).dims.size() == 1) {
       const IrNode& bn = g.nodes[db];
       QuantParams bq = node_params(g, bn, g.value(bn.inputs[0]).dtype);
       bq.axis = 0;
@@ -317,6 +331,10 @@ std::optional<QuantizedOp> match_qdq(IrGraph& g, int k, std::vector<int>& dequan
     } else {
       return std::nullopt;
     }
+    // One per output channel (a broadcast bias of another shape stays a float op).
+    const std::vector<int64_t>& wd = g.value(op.w).dims;
+    int64_t channels = n.op == "Conv" ? wd[0] : wd[static_cast<size_t>(channel_axis)];
+    if (static_cast<int64_t>(op.bias.size()) != channels) return std::nullopt;
   }
   return op;
 }
@@ -346,6 +364,7 @@ std::optional<QuantizedOp> match_qlinear(const IrGraph& g, const IrNode& n) {
     // B is int32 in the accumulator's scale, x_scale * w_scale.
     std::vector<int64_t> b = constant_ints(g, bias);
     size_t channels = b.size();
+    if (static_cast<int64_t>(channels) != g.value(op.w).dims[0]) return std::nullopt;
     for (size_t c = 0; c < channels; ++c)
       op.bias.push_back(static_cast<float>(static_cast<double>(b[c]) * op.xq.scale[0] *
                                            op.wq.scale[op.wq.per_tensor() ? 0 : c]));
@@ -519,13 +538,14 @@ std::optional<std::string> why_quantized_unsupported(const loom_graph_t& graph,
       std::string why = check_params(graph, node, i, false);
       if (!why.empty()) return why;
     }
-    std::string why = check_params(graph, node, 4, true);
+    std::string why = check_params(graph, node, 4, true, 3, op == "QLinearConv" ? 0 : 1);
     if (!why.empty()) return why;
     if (!zero_points_zero(in(5))) return "weights with a zero point";
     if (op == "QLinearConv") {
       if (x->rank < 3 || x->rank > 5 || w->rank != x->rank) return "only 1D, 2D and 3D QLinearConv";
       Info b = in(8);
-      if (b && (!is_constant(b) || b->dtype != LOOM_DTYPE_INT32)) return "the bias is not int32";
+      if (b && (!is_constant(b) || b->dtype != LOOM_DTYPE_INT32 || elements(b) != w->dims[0]))
+        return "the bias is not an int32 constant per output channel";
       int64_t group = sdk::Attributes(node).get_int("group", 1);
       if (group < 1 || w->dims[0] % group != 0) return "bad group count";
       if (elements(in(4)) != 1 && elements(in(4)) != w->dims[0]) return "a weight scale per what?";

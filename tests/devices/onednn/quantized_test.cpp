@@ -468,6 +468,26 @@ TEST(OnednnQuantRefused, PerChannelActivation) {
   expect_refused(m, {1, 4, 5, 5}, "a scale per channel on an activation");
 }
 
+// Hostile parameters: weights dequantized with 3 scales along an axis of extent 4. The device
+// must refuse at placement (it would read past the scales), whatever the cpu device then says.
+TEST(OnednnQuantRefused, ScalesShorterThanTheirAxis) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {2, 6});
+  m.initializer("w_q", random_tensor(LOOM_DTYPE_INT8, {6, 4}, 2, -128, 127));
+  m.initializer("w_s", float_tensor({3}, {0.01f, 0.02f, 0.03f}));
+  m.node("DequantizeLinear", {"w_q", "w_s"}, {"w"}).i("axis", 1);
+  m.node("MatMul", {"x", "w"}, {"y"});
+  m.output("y");
+  std::filesystem::path path = m.save();
+  try {
+    run_model(path, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {2, 6}, 3)}}, onednn_only());
+    ADD_FAILURE() << "onednn ran a model whose scales do not match their axis";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("scale"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
 // Blocked quantization (opset 21's block_size) of an activation. The runtime imports opsets up
 // to 19 unless LOOM_ALLOW_NEWER_OPSETS=1; the cpu device has no blocked quantization either, so
 // only onednn's refusal is checked.
