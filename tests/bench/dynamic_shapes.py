@@ -425,8 +425,34 @@ def generate_worker(name, directory):
     return meta
 
 
-def ensure_models(cache, names):
+def build_cached(cache, name, current, command, what, cwd_in_target=False):
+    """Runs `command` + [target] in a child, which writes a model directory with a meta.json into
+    target (a scratch folder under `cache`); stamps meta.json with `current` and moves target to
+    cache/name only once it is complete, so that an interrupted run never leaves a half-written
+    model behind. Exits naming `what` when the child fails; returns the meta."""
     import shutil
+    directory = os.path.join(cache, name)
+    scratch = tempfile.mkdtemp(prefix=f".{name}-", dir=cache)
+    try:
+        target = os.path.join(scratch, name)
+        os.makedirs(target)
+        worker = subprocess.run(command + [target], capture_output=True, text=True,
+                                cwd=target if cwd_in_target else None)
+        if worker.returncode != 0:
+            sys.exit(f"{what} failed:\n{worker.stderr[-4000:]}")
+        with open(os.path.join(target, "meta.json")) as f:
+            meta = json.load(f)
+        meta["stamp"] = current
+        with open(os.path.join(target, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=2)
+        shutil.rmtree(directory, ignore_errors=True)
+        os.rename(target, directory)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return meta
+
+
+def ensure_models(cache, names):
     current = stamp()
     os.makedirs(cache, exist_ok=True)
     for name in names:
@@ -440,25 +466,10 @@ def ensure_models(cache, names):
         except (OSError, ValueError):
             pass
         log(f"generating {name} into {cache}")
-        scratch = tempfile.mkdtemp(prefix=f".{name}-", dir=cache)
-        try:
-            target = os.path.join(scratch, name)
-            os.makedirs(target)
-            # The exporter's warnings only matter when it fails.
-            worker = subprocess.run(["/usr/bin/python3", os.path.abspath(__file__),
-                                     "--generate-worker", name, target],
-                                    capture_output=True, text=True)
-            if worker.returncode != 0:
-                sys.exit(f"dynamic_shapes: generating {name} failed:\n{worker.stderr[-4000:]}")
-            with open(os.path.join(target, "meta.json")) as f:
-                meta = json.load(f)
-            meta["stamp"] = current
-            with open(os.path.join(target, "meta.json"), "w") as f:
-                json.dump(meta, f, indent=2)
-            shutil.rmtree(directory, ignore_errors=True)
-            os.rename(target, directory)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+        # The exporter's warnings only matter when it fails.
+        meta = build_cached(cache, name, current, ["/usr/bin/python3", os.path.abspath(__file__),
+                                                   "--generate-worker", name],
+                            f"dynamic_shapes: generating {name}")
         exports = meta["exports"]
         log(f"  {name}: {meta['generate_seconds']}s; dynamic {exports['dynamic']['nodes']} nodes "
             f"({exports['dynamic']['export_seconds']}s), static {exports['static']['nodes']} nodes; "

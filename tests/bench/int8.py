@@ -186,23 +186,10 @@ def ensure_int8(args, python, onnx_version, names):
         except (OSError, ValueError):
             pass
         log(f"quantizing {name} into {args.cache}")
-        scratch = tempfile.mkdtemp(prefix=f".{name}-", dir=args.cache)
-        try:
-            target = os.path.join(scratch, name)
-            os.makedirs(target)
-            worker = subprocess.run([python, os.path.abspath(__file__), "--quantize-worker", name,
-                                     source, target], capture_output=True, text=True, cwd=target)
-            if worker.returncode != 0:
-                sys.exit(f"int8: quantizing {name} failed:\n{worker.stderr[-4000:]}")
-            with open(os.path.join(target, "meta.json")) as f:
-                meta = json.load(f)
-            meta["stamp"] = current
-            with open(os.path.join(target, "meta.json"), "w") as f:
-                json.dump(meta, f, indent=2)
-            shutil.rmtree(directory, ignore_errors=True)
-            os.rename(target, directory)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+        meta = dynamic_shapes.build_cached(
+            args.cache, name, current,
+            [python, os.path.abspath(__file__), "--quantize-worker", name, source],
+            f"int8: quantizing {name}", cwd_in_target=True)
         log(f"  {name}: {meta['method']}, {meta['quantize_seconds']}s, "
             f"{meta['bytes'] / 2**20:.1f} MiB; ops "
             + ", ".join(f"{op} {n}" for op, n in sorted(meta["ops"].items())))
