@@ -407,6 +407,29 @@ TEST(OnednnQuantLinear, DequantizeAlone) {
                          1e-6);
 }
 
+// DequantizeLinear -> MaxPool -> QuantizeLinear with the same parameters runs on the uint8
+// tensor (the maximum commutes with quantization): the bytes must be the cpu device's exactly,
+// and no float step remains.
+TEST(OnednnQuantLinear, MaxPoolOnQuantized) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_UINT8, {1, 8, 11, 11});
+  m.initializer("s", scalar(0.05f));
+  m.initializer("z", int_tensor(LOOM_DTYPE_UINT8, {}, {77}));
+  m.node("DequantizeLinear", {"x", "s", "z"}, {"d"});
+  m.node("MaxPool", {"d"}, {"p"})
+      .ints("kernel_shape", {3, 3})
+      .ints("strides", {2, 2})
+      .ints("pads", {1, 1, 1, 1});
+  m.node("QuantizeLinear", {"p", "s", "z"}, {"y"});
+  m.output("y");
+  std::vector<std::pair<std::string, Tensor>> in{
+      {"x", random_tensor(LOOM_DTYPE_UINT8, {1, 8, 11, 11}, 1, 0, 255)}};
+  expect_within_one_step(m, in, 0);
+  std::vector<std::string> steps = compiled_steps(m, in);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].rfind("MaxPool ", 0), 0u) << steps[0];
+}
+
 // A ResNet block's end: two QDQ convs (3x3 and 1x1) whose dequantized outputs are added, Relu,
 // QuantizeLinear, DequantizeLinear; the 3x3 conv's chain first in node order, or the 1x1's.
 void check_residual(bool three_by_three_first) {
