@@ -8,6 +8,9 @@
 // the host for kernels of ops it does not know, host->find_kernel). Every function that the
 // core calls runs inside loom::sdk::guard, which turns C++ exceptions into status objects:
 // no exception may cross the C ABI.
+//
+// Error messages do not name the node: the core (infer) and the cpu device (create, compute)
+// put "SwishBeta node '<name>': " in front of them.
 #include <cmath>
 #include <loom/plugin.hpp>
 #include <memory>
@@ -21,15 +24,21 @@ using loom::sdk::fail;
 constexpr const char* kDomain = "com.example";
 constexpr const char* kOp = "SwishBeta";
 
-std::string where(const loom_node_t& node) {
-  return std::string("com.example::SwishBeta node '") + (node.name ? node.name : "") + "'";
-}
-
 // Reads and checks the attribute; wrong type or a non-finite value is a model error.
 float beta_of(const loom_node_t& node) {
   float beta = Attributes(node).get_float("beta", 1.0f);
-  if (!std::isfinite(beta)) fail(LOOM_ERROR_INVALID_MODEL, where(node) + ": beta must be finite");
+  if (!std::isfinite(beta)) fail(LOOM_ERROR_INVALID_MODEL, "beta must be finite");
   return beta;
+}
+
+// A schema cannot declare its attributes, so the core accepts any: refuse the ones this op
+// does not have, or a misspelled "betta" would silently leave beta at its default.
+void check_attribute_names(const loom_node_t& node) {
+  for (size_t i = 0; i < node.num_attributes; ++i) {
+    std::string name = node.attributes[i]->name ? node.attributes[i]->name : "";
+    if (name != "beta")
+      fail(LOOM_ERROR_INVALID_MODEL, "unknown attribute '" + name + "' (SwishBeta has: beta)");
+  }
 }
 
 // ---- schema: type and shape inference -----------------------------------------------------
@@ -38,10 +47,11 @@ loom_status_t* infer(void*, const loom_node_t* node, const loom_value_info_t* co
                      size_t num_outputs, loom_inferred_t* outputs) {
   return loom::sdk::guard([&] {
     const loom_value_info_t* x = inputs[0];
-    if (!x) fail(LOOM_ERROR_INVALID_MODEL, where(*node) + ": input X is missing");
+    if (!x) fail(LOOM_ERROR_INVALID_MODEL, "input X is missing");
     if (x->dtype != LOOM_DTYPE_UNDEFINED && x->dtype != LOOM_DTYPE_FLOAT32)
       fail(LOOM_ERROR_INVALID_MODEL,
-           where(*node) + ": X must be float32, not " + loom::sdk::dtype_name(x->dtype));
+           std::string("X must be float32, not ") + loom::sdk::dtype_name(x->dtype));
+    check_attribute_names(*node);
     beta_of(*node);
     if (num_outputs < 1) return;
     loom_inferred_t& y = outputs[0];
@@ -71,6 +81,7 @@ struct State {
 };
 
 // Called when the cpu device compiles a subgraph holding the node: the attribute is read once.
+// kKernel.user (unused here) reaches only this function; compute gets the state made here.
 loom_status_t* create(void*, const loom_graph_t*, const loom_node_t* node, void** state) {
   return loom::sdk::guard([&] { *state = new State{beta_of(*node)}; });
 }
@@ -97,14 +108,14 @@ void compute_range(void* user, size_t begin, size_t end) {
   for (size_t i = begin; i < end; ++i) c.y[i] = c.x[i] * sigmoid(c.beta * c.x[i]);
 }
 
-loom_status_t* compute(void* state, const loom_node_t* node, const loom_kernel_context_api_t* api,
+loom_status_t* compute(void* state, const loom_node_t*, const loom_kernel_context_api_t* api,
                        loom_kernel_context_t* ctx) {
   return loom::sdk::guard([&] {
     const loom_tensor_t* x = api->input(ctx, 0);
-    if (!x) fail(LOOM_ERROR_INVALID_ARGUMENT, where(*node) + ": input X is missing");
+    if (!x) fail(LOOM_ERROR_INVALID_ARGUMENT, "input X is missing");
     if (x->dtype != LOOM_DTYPE_FLOAT32)
       fail(LOOM_ERROR_INVALID_ARGUMENT,
-           where(*node) + ": X must be float32, not " + loom::sdk::dtype_name(x->dtype));
+           std::string("X must be float32, not ") + loom::sdk::dtype_name(x->dtype));
     loom_tensor_t* y = nullptr;
     loom::sdk::check(api->allocate_output(ctx, 0, LOOM_DTYPE_FLOAT32, x->rank, x->dims, &y));
     Chunk chunk{static_cast<const float*>(x->data), static_cast<float*>(y->data),

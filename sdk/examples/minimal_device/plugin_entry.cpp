@@ -53,9 +53,21 @@ loom_status_t* create(void*, const loom_device_create_args_t* args, loom_device_
     if (args->instance > 0)
       fail(LOOM_ERROR_NOT_FOUND, "minimal: instance " + std::to_string(args->instance) +
                                      " does not exist (there is one: 0)");
-    if (args->options && *args->options)
-      fail(LOOM_ERROR_INVALID_ARGUMENT,
-           std::string("minimal: takes no options, got '") + args->options + "'");
+    // The options reach every device of the session: accept the common keys (threads and
+    // precision), reject any other, naming the keys this device knows.
+    for (const loom::sdk::DeviceOption& option : loom::sdk::device_options(args->options, kName)) {
+      if (option.key == "threads") continue;  // single-threaded: accepted and ignored
+      if (option.key != "precision")
+        fail(LOOM_ERROR_INVALID_ARGUMENT,
+             loom::sdk::unknown_option_message(kName, option.key,
+                                               "threads=N, precision=f32|bf16|f16"));
+      if (option.value != "f32" && option.value != "bf16" && option.value != "f16")
+        fail(LOOM_ERROR_INVALID_ARGUMENT,
+             "minimal device: precision='" + option.value + "' (use f32, bf16 or f16)");
+      if (option.value != "f32")  // what a device cannot do in the asked precision runs in f32
+        loom::sdk::log(LOOM_LOG_WARNING, kName,
+                       "precision=" + option.value + " is not supported; computing in f32");
+    }
     auto device = std::make_unique<loom_device_t>();
     device->host = args->host;
     *out = device.release();
