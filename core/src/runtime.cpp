@@ -1,8 +1,5 @@
 #include "runtime.hpp"
 
-#include "elf_check.hpp"
-#include "status.hpp"
-
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -20,6 +17,9 @@
 #include <iostream>
 #include <mutex>
 #include <thread>
+
+#include "elf_check.hpp"
+#include "status.hpp"
 
 #ifndef LOOM_BUILD_PLUGIN_DIR
 #define LOOM_BUILD_PLUGIN_DIR ""
@@ -49,10 +49,14 @@ std::atomic<bool> g_quiet{false};
 
 const char* level_name(loom_log_level_t level) {
   switch (level) {
-    case LOOM_LOG_DEBUG: return "debug";
-    case LOOM_LOG_INFO: return "info";
-    case LOOM_LOG_WARNING: return "warning";
-    default: return "error";
+    case LOOM_LOG_DEBUG:
+      return "debug";
+    case LOOM_LOG_INFO:
+      return "info";
+    case LOOM_LOG_WARNING:
+      return "warning";
+    default:
+      return "error";
   }
 }
 
@@ -71,9 +75,15 @@ T copy_sized(const T* in) {
 loom_status_t* api_status_new(loom_status_code_t code, const char* message) {
   return new_status(code, message ? message : "");
 }
-loom_status_code_t api_status_code(const loom_status_t* s) { return s ? s->code : LOOM_OK; }
-const char* api_status_message(const loom_status_t* s) { return s ? s->message.c_str() : ""; }
-void api_status_free(loom_status_t* s) { delete s; }
+loom_status_code_t api_status_code(const loom_status_t* s) {
+  return s ? s->code : LOOM_OK;
+}
+const char* api_status_message(const loom_status_t* s) {
+  return s ? s->message.c_str() : "";
+}
+void api_status_free(loom_status_t* s) {
+  delete s;
+}
 
 void api_log(loom_log_level_t level, const char* source, const char* message) {
   if (g_quiet.load()) return;
@@ -87,15 +97,20 @@ void api_log(loom_log_level_t level, const char* source, const char* message) {
 }
 
 loom_status_t* check_registrar(loom_registrar_t* r, const void* desc, const char* what) {
-  if (!r) return new_status(LOOM_ERROR_INVALID_ARGUMENT, std::string(what) + ": registrar is NULL (register only inside loom_plugin_entry)");
-  if (!desc) return new_status(LOOM_ERROR_INVALID_ARGUMENT, std::string(what) + ": descriptor is NULL");
+  if (!r)
+    return new_status(
+        LOOM_ERROR_INVALID_ARGUMENT,
+        std::string(what) + ": registrar is NULL (register only inside loom_plugin_entry)");
+  if (!desc)
+    return new_status(LOOM_ERROR_INVALID_ARGUMENT, std::string(what) + ": descriptor is NULL");
   return nullptr;
 }
 
 loom_status_t* api_register_format(loom_registrar_t* r, const loom_format_t* f) {
   if (loom_status_t* s = check_registrar(r, f, "register_format")) return s;
   if (!f->name || !*f->name || !f->probe || !f->load)
-    return new_status(LOOM_ERROR_INVALID_ARGUMENT, "register_format: name, probe and load are required");
+    return new_status(LOOM_ERROR_INVALID_ARGUMENT,
+                      "register_format: name, probe and load are required");
   r->formats.push_back(copy_sized(f));
   return nullptr;
 }
@@ -113,14 +128,17 @@ loom_status_t* api_register_device(loom_registrar_t* r, const loom_device_api_t*
 loom_status_t* api_register_op_schema(loom_registrar_t* r, const loom_op_schema_t* s) {
   if (loom_status_t* st = check_registrar(r, s, "register_op_schema")) return st;
   if (!s->op_type || !*s->op_type || s->since_version < 1)
-    return new_status(LOOM_ERROR_INVALID_ARGUMENT, "register_op_schema: op_type and since_version >= 1 are required");
+    return new_status(LOOM_ERROR_INVALID_ARGUMENT,
+                      "register_op_schema: op_type and since_version >= 1 are required");
   r->schemas.push_back(copy_sized(s));
   return nullptr;
 }
 loom_status_t* api_register_kernel(loom_registrar_t* r, const loom_kernel_t* k) {
   if (loom_status_t* s = check_registrar(r, k, "register_kernel")) return s;
   if (!k->device || !k->op_type || !k->compute || k->since_version < 1)
-    return new_status(LOOM_ERROR_INVALID_ARGUMENT, "register_kernel: device, op_type, compute and since_version >= 1 are required");
+    return new_status(
+        LOOM_ERROR_INVALID_ARGUMENT,
+        "register_kernel: device, op_type, compute and since_version >= 1 are required");
   r->kernels.push_back(copy_sized(k));
   return nullptr;
 }
@@ -135,18 +153,28 @@ loom_status_t* api_infer_node(loom_host_t* host, const loom_node_t* node,
                               const loom_value_info_t* const* inputs, size_t num_outputs,
                               loom_inferred_t* outputs) {
   return guard_status([&] {
-    if (!host || !host->runtime || !node) fail(LOOM_ERROR_INVALID_ARGUMENT, "infer_node: NULL argument");
-    const SchemaEntry* s = host->runtime->schemas.find(node->domain ? node->domain : "",
-                                                       node->op_type, node->opset);
+    if (!host || !host->runtime || !node)
+      fail(LOOM_ERROR_INVALID_ARGUMENT, "infer_node: NULL argument");
+    const SchemaEntry* s =
+        host->runtime->schemas.find(node->domain ? node->domain : "", node->op_type, node->opset);
     if (!s) fail(LOOM_ERROR_NOT_FOUND, std::string("no schema for ") + node->op_type);
     host->runtime->schemas.infer(*s, *node, {inputs, node->num_inputs}, {outputs, num_outputs});
   });
 }
 
 const loom_host_api_t kHostApi = {
-    sizeof(loom_host_api_t), LOOM_ABI_VERSION,      api_status_new,         api_status_code,
-    api_status_message,      api_status_free,       api_log,                api_register_format,
-    api_register_device,     api_register_op_schema, api_register_kernel,   api_find_kernel,
+    sizeof(loom_host_api_t),
+    LOOM_ABI_VERSION,
+    api_status_new,
+    api_status_code,
+    api_status_message,
+    api_status_free,
+    api_log,
+    api_register_format,
+    api_register_device,
+    api_register_op_schema,
+    api_register_kernel,
+    api_find_kernel,
     api_infer_node,
 };
 
@@ -272,7 +300,9 @@ std::string dl_error_text(const std::exception& e) {
 
 }  // namespace
 
-const loom_host_api_t* host_api_table() { return &kHostApi; }
+const loom_host_api_t* host_api_table() {
+  return &kHostApi;
+}
 
 Runtime::Runtime(const loom_runtime_options_t& options) {
   std::memset(&options_, 0, sizeof options_);
@@ -281,7 +311,8 @@ Runtime::Runtime(const loom_runtime_options_t& options) {
   isolate_probe_ = isolate_requested(options_);
 
   for (size_t i = 0; i < options_.num_plugin_paths; ++i)
-    if (options_.plugin_paths && options_.plugin_paths[i]) add_location(options_.plugin_paths[i], true);
+    if (options_.plugin_paths && options_.plugin_paths[i])
+      add_location(options_.plugin_paths[i], true);
 
   if (options_.use_env_path) {
     // Like the Vulkan loader: a setuid/setgid process must not load code named by the caller.
@@ -436,7 +467,8 @@ void Runtime::load_file(const std::string& path, bool explicit_request,
     if (why.find("cannot open shared object file") != std::string::npos &&
         why.find(fs::path(path).filename().string()) == std::string::npos)
       why = "a library it needs is missing: " + why + " (install it, or remove this plugin)";
-    else if (why.find("invalid ELF header") != std::string::npos || why.find("file too short") != std::string::npos)
+    else if (why.find("invalid ELF header") != std::string::npos ||
+             why.find("file too short") != std::string::npos)
       why = "not a shared library (" + why + ")";
     skip(why);
     return;
@@ -493,15 +525,20 @@ void Runtime::load_file(const std::string& path, bool explicit_request,
   std::string conflict;
   for (const loom_format_t& f : registrar.formats)
     for (const FormatEntry& e : formats)
-      if (conflict.empty() && e.desc.name == std::string(f.name)) conflict = "format '" + std::string(f.name) + "' is already registered by plugin '" + e.plugin + "'";
+      if (conflict.empty() && e.desc.name == std::string(f.name))
+        conflict = "format '" + std::string(f.name) + "' is already registered by plugin '" +
+                   e.plugin + "'";
   for (const loom_device_api_t& d : registrar.devices)
     for (const DeviceEntry& e : devices)
-      if (conflict.empty() && e.api.name == std::string(d.name)) conflict = "device '" + std::string(d.name) + "' is already registered by plugin '" + e.plugin + "'";
+      if (conflict.empty() && e.api.name == std::string(d.name))
+        conflict = "device '" + std::string(d.name) + "' is already registered by plugin '" +
+                   e.plugin + "'";
   for (const loom_op_schema_t& s : registrar.schemas) {
     std::string domain = s.domain ? s.domain : "";
     const SchemaEntry* e = schemas.find(domain, s.op_type, s.since_version);
     if (e && conflict.empty() && e->since_version == s.since_version)
-      conflict = "op schema " + domain + "::" + s.op_type + " version " + std::to_string(s.since_version) + " is already registered by " + e->owner;
+      conflict = "op schema " + domain + "::" + s.op_type + " version " +
+                 std::to_string(s.since_version) + " is already registered by " + e->owner;
   }
   if (!conflict.empty()) {
     skip(conflict);
@@ -519,9 +556,21 @@ void Runtime::load_file(const std::string& path, bool explicit_request,
     what.push_back("device " + std::string(d.name));
   }
   for (const loom_op_schema_t& s : registrar.schemas) schemas.add(s, rec.name);
-  for (const loom_kernel_t& k : registrar.kernels) kernels.push_back({k, rec.name});
-  if (!registrar.schemas.empty()) what.push_back(std::to_string(registrar.schemas.size()) + " op schemas");
-  if (!registrar.kernels.empty()) what.push_back(std::to_string(registrar.kernels.size()) + " kernels");
+  for (const loom_kernel_t& k : registrar.kernels) {
+    kernels.push_back({k, rec.name});
+    // Of Loom's devices only cpu looks kernels up (find_kernel): one registered for another
+    // of them would load and silently never run. (A third-party device may look up kernels
+    // under its own name.)
+    const std::string device = k.device;
+    if (device == "onednn" || device == "neon" || device == "opencl" || device == "vulkan")
+      log(LOOM_LOG_WARNING, "loader",
+          "plugin " + rec.name + " registers a kernel for " + k.op_type + " on device '" + device +
+              "', which never runs: of Loom's devices only cpu runs kernel plugins");
+  }
+  if (!registrar.schemas.empty())
+    what.push_back(std::to_string(registrar.schemas.size()) + " op schemas");
+  if (!registrar.kernels.empty())
+    what.push_back(std::to_string(registrar.kernels.size()) + " kernels");
   for (size_t i = 0; i < what.size(); ++i) rec.registered += (i ? "; " : "") + what[i];
   rec.loaded = true;
   records.push_back(rec);

@@ -11,7 +11,8 @@ Checks, each failing the test with a message naming what broke:
      find_package(Loom) and Loom::loom;
   3. both examples configure (find_package(Loom)), build and install as separate projects;
   4. loom_add_plugin's entry-symbol check fails a plugin without an extern "C" entry;
-  5. the custom op (com.example::SwishBeta) model matches numpy on the cpu device;
+  5. the custom op (com.example::SwishBeta) model matches numpy on the cpu device, and with a
+     wrong-typed attribute fails naming the node once;
   6. `--device minimal,cpu` matches numpy and --explain puts nodes on minimal, with the
      reason for the nodes it refused.
 """
@@ -223,6 +224,21 @@ def main() -> int:
              "-o", out], env=env)
         compare(os.path.join(out, "z.npy"), os.path.join(models, "z_expected.npy"), "SwishBeta model output z")
         print("ok: com.example::SwishBeta matches numpy")
+
+        # The same model with a string where beta is a float: SDK's Attributes names the node in
+        # its error, and the core must not name it a second time.
+        bad = os.path.join(models, "swish_beta_string.onnx")
+        run([PYTHON, "-c", "import onnx, sys; from onnx import helper; m = onnx.load(sys.argv[1]); "
+             "n = [n for n in m.graph.node if n.op_type == 'SwishBeta'][0]; "
+             "[n.attribute.remove(a) for a in list(n.attribute) if a.name == 'beta']; "
+             "n.attribute.append(helper.make_attribute('beta', 'wide')); onnx.save(m, sys.argv[2])",
+             os.path.join(models, "swish_beta.onnx"), bad])
+        result = run([infer_run, bad, "-i", "x=" + os.path.join(models, "x.npy")], env=env,
+                     expect_ok=False)
+        if result.returncode == 0 or result.stderr.count("SwishBeta node 'swish'") != 1:
+            raise Failure("a wrong-typed attribute should fail naming the node once, got exit %d:\n%s"
+                          % (result.returncode, result.stderr))
+        print("ok: a wrong-typed attribute is one error naming the node once")
 
         models = os.path.join(work, "models_minimal")
         run([PYTHON, os.path.join(examples, "minimal_device", "make_model.py"), models])

@@ -290,11 +290,10 @@ void Executable::compile_graph(const loom_graph_t& graph) {
       fail(LOOM_ERROR_UNSUPPORTED, node_label(node) + ": no cpu kernel for " + op_label(node) +
                                        " (opset " + std::to_string(node.opset) + ")");
     // Made once here so that a profiled run only hands out a pointer.
-    cn.detail = cn.kernel.builtin
-                    ? "cpu " + op_label(node) + " kernel (opset " +
-                          std::to_string(cn.kernel.builtin->since_version) + ")"
-                    : "kernel plugin " + op_label(node) + " (opset " +
-                          std::to_string(cn.kernel.plugin->since_version) + ")";
+    cn.detail = cn.kernel.builtin ? "cpu " + op_label(node) + " kernel (opset " +
+                                        std::to_string(cn.kernel.builtin->since_version) + ")"
+                                  : "kernel plugin " + op_label(node) + " (opset " +
+                                        std::to_string(cn.kernel.plugin->since_version) + ")";
     if (cn.kernel.builtin && cn.kernel.builtin->supports) {
       std::string reason = cn.kernel.builtin->supports(graph, node);
       if (!reason.empty()) fail(LOOM_ERROR_UNSUPPORTED, node_label(node) + ": " + reason);
@@ -306,7 +305,9 @@ void Executable::compile_graph(const loom_graph_t& graph) {
         std::string message = sdk::host_api()->status_message(status);
         loom_status_code_t code = sdk::host_api()->status_code(status);
         sdk::host_api()->status_free(status);
-        fail(code, node_label(node) + ": " + message);
+        // Not prefixed twice where the plugin named the node already (sdk::Attributes does).
+        const std::string prefix = node_label(node) + ": ";
+        fail(code, message.rfind(prefix, 0) == 0 ? message : prefix + message);
       }
     }
     for (size_t a = 0; a < node.num_attributes; ++a)
@@ -415,8 +416,8 @@ std::vector<Tensor> Executable::execute(const CompiledGraph& cg, Scope& scope,
       const uint64_t start = sdk::RunControl::now_ns();
       run_node(cg, cn, scope);
       const auto index = static_cast<int32_t>(&cn - cg.nodes.data());
-      profile->profile(cn.node->name, cn.detail.c_str(), std::span<const int32_t>(&index, 1),
-                       start, sdk::RunControl::now_ns());
+      profile->profile(cn.node->name, cn.detail.c_str(), std::span<const int32_t>(&index, 1), start,
+                       sdk::RunControl::now_ns());
     } else {
       run_node(cg, cn, scope);
     }
