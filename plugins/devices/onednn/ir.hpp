@@ -63,6 +63,10 @@ struct QuantizedOp {
   int residual = -1;
   QuantParams rq;
   bool relu_after_sum = false;
+  // Computed in float (x dequantized by a reorder, a float convolution with the dequantized
+  // weights, the result quantized by a reorder): a QLinearConv with int8 (signed) activations on
+  // a CPU where oneDNN's int8-source kernels are inexact (quantized.cpp, exact_signed_source).
+  bool float_form = false;
 };
 
 struct IrNode {

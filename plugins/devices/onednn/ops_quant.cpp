@@ -103,6 +103,72 @@ dt result_type(const IrGraph& g, const QuantizedOp& q) {
   return q.yq ? memory_type(g.value(q.y).dtype) : dt::f32;
 }
 
+// A reorder of `from` into `to` with output scale `scale` and the zero point `zero` of its
+// source (dequantize) or destination (quantize).
+void add_requantize_step(Builder& b, int from, int to, float scale, int32_t zero, bool quantize,
+                         const std::string& label) {
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(0, {scale});
+  std::vector<std::pair<int, int>> args{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+  if (zero != 0) {
+    int arg = quantize ? DNNL_ARG_TO : DNNL_ARG_FROM;
+    attr.set_zero_points(arg, 0, {DNNL_RUNTIME_S32_VAL});
+    args.emplace_back(DNNL_ARG_ATTR_ZERO_POINTS | arg, zero_point_slot(b, zero));
+  }
+  dnnl::reorder::primitive_desc pd(b.engine(), b.slot_md(from), b.engine(), b.slot_md(to), attr);
+  b.add_step(dnnl::reorder(pd), args, label + " [" + pd.impl_info_str() + "]");
+}
+
+// QuantizedOp::float_form: x dequantized into the float convolution's source layout, the
+// convolution with the dequantized weights and the real bias (and its Relu), the result
+// quantized by a reorder. The same arithmetic as the QDQ graph the cpu device computes.
+void emit_float_form_conv(Builder& b, int node, const std::vector<int64_t>& wdims,
+                          const dnnl::memory::dims& st, const dnnl::memory::dims& dil,
+                          const dnnl::memory::dims& pl, const dnnl::memory::dims& pr) {
+  IrGraph& g = b.ir();
+  const IrNode& n = g.nodes[node];
+  const QuantizedOp& q = *n.quant;
+  const std::vector<int64_t>& xd = g.value(q.x).dims;
+  const std::vector<int64_t>& yd = g.value(q.y).dims;
+  const IrValue& w = g.value(q.w);
+  const int64_t m = w.dims[0], per_channel = w.elements() / m;
+  std::vector<float> real(static_cast<size_t>(w.elements()));
+  const auto* wq = static_cast<const int8_t*>(w.data);
+  for (int64_t i = 0; i < w.elements(); ++i)
+    real[static_cast<size_t>(i)] =
+        static_cast<float>(wq[i]) *
+        q.wq.scale[q.wq.per_tensor() ? 0 : static_cast<size_t>(i / per_channel)];
+  std::vector<float> bias =
+      q.bias.empty() ? std::vector<float>(static_cast<size_t>(m), 0.f) : q.bias;
+  dnnl::memory::desc bias_md({m}, dt::f32, tag::a);
+  dnnl::primitive_attr attr;
+  if (q.relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(ops);
+  }
+  dnnl::convolution_forward::primitive_desc pd(
+      dnnl::convolution_forward::desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+          dnnl::memory::desc(xd, dt::f32, tag::any), dnnl::memory::desc(wdims, dt::f32, tag::any),
+          bias_md, dnnl::memory::desc(yd, dt::f32, tag::any), st, dil, pl, pr),
+      attr, b.engine());
+  const std::string name = n.view->name;
+  int src = b.define(-1, pd.src_desc());
+  add_requantize_step(b, b.slot_of(q.x), src, q.xq.scale[0], q.xq.zero[0], false,
+                      n.op + " " + name + " dequantize x");
+  int dst = b.define(-1, pd.dst_desc());
+  b.add_step(dnnl::convolution_forward(pd),
+             {{DNNL_ARG_SRC, src},
+              {DNNL_ARG_WEIGHTS, b.constant_slot(real, wdims, pd.weights_desc())},
+              {DNNL_ARG_BIAS, b.constant_slot(bias, {m}, bias_md)},
+              {DNNL_ARG_DST, dst}},
+             n.op + " " + name + " [float form, " + pd.impl_info_str() + "]");
+  int out = b.define(q.y, with_type(pd.dst_desc(), memory_type(g.value(q.y).dtype)));
+  add_requantize_step(b, dst, out, 1.f / q.yq->scale[0], q.yq->zero[0], true,
+                      n.op + " " + name + " quantize y");
+}
+
 void emit_quantized_conv(Builder& b, int node) {
   IrGraph& g = b.ir();
   const IrNode& n = g.nodes[node];
@@ -141,6 +207,7 @@ void emit_quantized_conv(Builder& b, int node) {
     wdims = {group, m / group};
     wdims.insert(wdims.end(), wd.begin() + 1, wd.end());
   }
+  if (q.float_form) return emit_float_form_conv(b, node, wdims, st, dil, pl, pr);
   dt src_type = memory_type(g.value(q.x).dtype);
   dnnl::memory::desc src_any(xd, src_type, tag::any), w_any(wdims, dt::s8, tag::any),
       bias_md({m}, dt::f32, tag::a), dst_any(yd, result_type(g, q), tag::any);

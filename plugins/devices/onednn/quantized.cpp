@@ -30,8 +30,9 @@ namespace {
 // its int8-source kernels halve the weights (convolution: odd weights lose their low bit) or
 // shift the source by 128 into VPMADDUBSW's saturating pair sums (gemm), tens of steps off
 // (tests/devices/onednn/quantized_test.cpp measured both on AVX2). There, a QDQ graph with
-// int8 activations runs in float on this device, and QLinearConv/QLinearMatMul with int8
-// inputs are left to the cpu device.
+// int8 activations runs in float on this device, a QLinearConv with int8 inputs (TFLite's
+// int8 models) in its float form (QuantizedOp::float_form), and a QLinearMatMul with int8
+// inputs is left to the cpu device.
 bool exact_signed_source() {
   static const bool exact = [] {
     switch (dnnl::get_effective_cpu_isa()) {
@@ -357,6 +358,8 @@ std::optional<QuantizedOp> match_qlinear(const IrGraph& g, const IrNode& n) {
     return std::nullopt;
   op.y = n.outputs[0];
   op.yq = read_params(g, n.inputs[6], n.inputs[7], 1, g.value(op.y).dtype);
+  op.float_form = op.xq.dtype == LOOM_DTYPE_INT8 && !exact_signed_source();
+  if (op.float_form && !conv) return std::nullopt;
   if (!activation_params_ok(op.xq) || !activation_params_ok(*op.yq)) return std::nullopt;
   int bias = g.in(n, 8);
   if (bias >= 0) {
@@ -531,7 +534,7 @@ std::optional<std::string> why_quantized_unsupported(const loom_graph_t& graph,
     Info x = in(0), w = in(3), y = out(0);
     if (!x || !int8_type(x->dtype) || !y || !int8_type(y->dtype))
       return op + " of a type other than int8 or uint8";
-    if (x->dtype == LOOM_DTYPE_INT8 && !exact_signed_source())
+    if (x->dtype == LOOM_DTYPE_INT8 && !exact_signed_source() && op != "QLinearConv")
       return "int8 activations without VNNI (oneDNN's kernels round or saturate them here)";
     if (!is_constant(w) || w->dtype != LOOM_DTYPE_INT8) return "the weights are not int8 constants";
     for (size_t i : {size_t{1}, size_t{6}}) {

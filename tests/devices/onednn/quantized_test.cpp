@@ -305,6 +305,35 @@ TEST(OnednnQuantQOperator, QLinearConv) {
   expect_int8_step(m, in, "QLinearConv");
 }
 
+// QLinearConv of int8 (signed) activations to an int8 result, as TFLite's int8 models have
+// them: with VNNI one int8 primitive; without, oneDNN's int8-source kernels are inexact, and the
+// device computes it in its float form (dequantize, float convolution, quantize).
+TEST(OnednnQuantQOperator, QLinearConvSigned) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_INT8, {1, 8, 10, 10});
+  m.initializer("xs", scalar(kXScale));
+  m.initializer("xz", int_tensor(LOOM_DTYPE_INT8, {}, {-5}));
+  m.initializer("w", random_tensor(LOOM_DTYPE_INT8, {16, 8, 3, 3}, 2, -128, 127));
+  m.initializer("ws", random_tensor(LOOM_DTYPE_FLOAT32, {16}, 4, 0.002, 0.006));
+  m.initializer("wz", int_tensor(LOOM_DTYPE_INT8, {16}, std::vector<int64_t>(16, 0)));
+  m.initializer("ys", scalar(output_scale(72)));
+  m.initializer("yz", int_tensor(LOOM_DTYPE_INT8, {}, {3}));
+  m.initializer("b", random_tensor(LOOM_DTYPE_INT32, {16}, 3, -3000, 3000));
+  m.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}, {"y"})
+      .ints("pads", {1, 1, 1, 1});
+  m.output("y");
+  std::vector<std::pair<std::string, Tensor>> in{
+      {"x", random_tensor(LOOM_DTYPE_INT8, {1, 8, 10, 10}, 1, -128, 127)}};
+  expect_within_one_step(m, in, 0);
+  if (has_vnni()) {
+    expect_int8_step(m, in, "QLinearConv");
+  } else {
+    std::string all;
+    for (const std::string& step : compiled_steps(m, in)) all += step + "\n";
+    EXPECT_NE(all.find("float form"), std::string::npos) << all;
+  }
+}
+
 // QLinearMatMul of uint8 activations `a` (2-D, or batched 3-D) by constant 2-D int8 weights with
 // per-column scales.
 void check_qlinear_matmul(std::vector<int64_t> a) {
