@@ -67,6 +67,9 @@ struct QuantizedOp {
   // weights, the result quantized by a reorder): a QLinearConv with int8 (signed) activations on
   // a CPU where oneDNN's int8-source kernels are inexact (quantized.cpp, exact_signed_source).
   bool float_form = false;
+  // A Clip of the quantized result by constant quantized bounds (TFLite's fused RELU6/RELU_N1_TO_1
+  // after a QLinearConv), folded in.
+  std::optional<std::pair<int32_t, int32_t>> clip;
 };
 
 struct IrNode {

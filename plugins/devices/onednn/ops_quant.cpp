@@ -86,6 +86,11 @@ dnnl::primitive_attr int8_attr(Builder& b, const QuantizedOp& q, int channel_dim
   }
   dnnl::post_ops ops;
   if (q.relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  // The clip runs on the scaled result before y's zero point is added: bounds minus it.
+  if (q.clip)
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip,
+                       static_cast<float>(q.clip->first - q.yq->zero[0]),
+                       static_cast<float>(q.clip->second - q.yq->zero[0]));
   if (q.residual >= 0) {
     // The destination holds the quantized residual: result + r_scale / y_scale * (r - r_zero).
     ops.append_sum(q.rq.scale[0] / q.yq->scale[0], q.rq.zero[0], memory_type(q.rq.dtype));
@@ -142,11 +147,13 @@ void emit_float_form_conv(Builder& b, int node, const std::vector<int64_t>& wdim
       q.bias.empty() ? std::vector<float>(static_cast<size_t>(m), 0.f) : q.bias;
   dnnl::memory::desc bias_md({m}, dt::f32, tag::a);
   dnnl::primitive_attr attr;
-  if (q.relu) {
-    dnnl::post_ops ops;
-    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-    attr.set_post_ops(ops);
-  }
+  dnnl::post_ops ops;
+  if (q.relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  if (q.clip)  // the quantized bounds as real values
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip,
+                       static_cast<float>(q.clip->first - q.yq->zero[0]) * q.yq->scale[0],
+                       static_cast<float>(q.clip->second - q.yq->zero[0]) * q.yq->scale[0]);
+  attr.set_post_ops(ops);
   dnnl::convolution_forward::primitive_desc pd(
       dnnl::convolution_forward::desc(
           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,

@@ -340,6 +340,33 @@ std::optional<QuantizedOp> match_qdq(IrGraph& g, int k, std::vector<int>& dequan
   return op;
 }
 
+// The one integer of a constant int8/uint8 scalar `id`, or nullopt.
+std::optional<int32_t> int8_scalar(const IrGraph& g, int id) {
+  if (id < 0 || !g.value(id).constant() || g.value(id).elements() != 1) return std::nullopt;
+  const IrValue& v = g.value(id);
+  if (v.dtype == LOOM_DTYPE_UINT8) return *static_cast<const uint8_t*>(v.data);
+  if (v.dtype == LOOM_DTYPE_INT8) return *static_cast<const int8_t*>(v.data);
+  return std::nullopt;
+}
+
+// A Clip of a QLinear op's quantized result by constant bounds of its type, folded into the op.
+void take_quantized_clip(IrGraph& g, int node, QuantizedOp& op) {
+  int clip = sole_of(g, op.y, "Clip");
+  if (clip < 0) return;
+  const IrNode& c = g.nodes[clip];
+  if (c.outputs.empty() || c.outputs[0] < 0) return;
+  auto lo = int8_scalar(g, g.in(c, 1)), hi = int8_scalar(g, g.in(c, 2));
+  const bool u8 = g.value(op.y).dtype == LOOM_DTYPE_UINT8;
+  op.clip = std::make_pair(lo.value_or(u8 ? 0 : -128), hi.value_or(u8 ? 255 : 127));
+  if ((g.in(c, 1) >= 0 && !lo) || (g.in(c, 2) >= 0 && !hi)) {
+    op.clip.reset();
+    return;
+  }
+  op.y = c.outputs[0];
+  fold(g, node, {clip});
+  g.value(op.y).producer = node;
+}
+
 // QLinearConv (x, xs, xz, w, ws, wz, ys, yz, B) and QLinearMatMul (a, as, az, b, bs, bz, ys,
 // yz): their int8 form, or nullopt.
 std::optional<QuantizedOp> match_qlinear(const IrGraph& g, const IrNode& n) {
@@ -565,6 +592,20 @@ std::optional<std::string> why_quantized_unsupported(const loom_graph_t& graph,
     return "";
   }
   if (op == "MatMulInteger") return in_dynamic_pattern(graph, node);
+  if (op == "Clip") {
+    Info x = in(0);
+    if (!x || !int8_type(x->dtype)) return std::nullopt;  // a float Clip: support.cpp
+    const loom_node_t* p = producer(graph, node.inputs[0]);
+    std::string from = p ? p->op_type : "";
+    if (from != "QLinearConv" && from != "QLinearMatMul")
+      return "Clip of an int8 tensor that no QLinearConv/QLinearMatMul made";
+    if (why_quantized_unsupported(graph, *p) != std::optional<std::string>(""))
+      return "Clip of an int8 tensor whose QLinear op runs elsewhere";
+    for (size_t i = 1; i < 3; ++i)
+      if (in(i) && (!is_constant(in(i)) || in(i)->dtype != x->dtype || elements(in(i)) != 1))
+        return "Clip of an int8 tensor by bounds that are not constants of its type";
+    return "";
+  }
   if (op == "Cast") {
     const loom_node_t* p = producer(graph, node.inputs[0]);
     if (p && std::string(p->op_type) == "MatMulInteger" && in_dynamic_pattern(graph, *p).empty())
@@ -587,6 +628,7 @@ void rewrite_quantized(IrGraph& g) {
       if (op) take_output(g, static_cast<int>(k), *op);
     } else if (n.op == "QLinearConv" || n.op == "QLinearMatMul") {
       op = match_qlinear(g, n);
+      if (op) take_quantized_clip(g, static_cast<int>(k), *op);
     } else if (n.op == "MaxPool" || n.op == "GlobalMaxPool") {
       quantized_max_pool(g, static_cast<int>(k));
     } else if (n.op == "MatMulInteger") {

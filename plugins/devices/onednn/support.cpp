@@ -250,6 +250,12 @@ std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node) 
   const bool quantized = op == "QuantizeLinear" || op == "DequantizeLinear" ||
                          op == "QLinearConv" || op == "QLinearMatMul" ||
                          op == "DynamicQuantizeLinear" || op == "MatMulInteger" || op == "Cast";
+  // A Clip of an int8 tensor (TFLite's fused activation after a QLinearConv): quantized.cpp.
+  if (op == "Clip" && node.num_inputs > 0 && node.inputs[0] >= 0) {
+    Info x = sdk::node_input(graph, node, 0);
+    if (x && (x->dtype == LOOM_DTYPE_UINT8 || x->dtype == LOOM_DTYPE_INT8))
+      if (auto why = why_quantized_unsupported(graph, node)) return *why;
+  }
   auto wrong_type = [&](Info v) { return !quantized && v->dtype != LOOM_DTYPE_FLOAT32; };
   if (op != "Constant") {
     if (node.num_inputs == 0 || node.inputs[0] < 0) return "no data input";

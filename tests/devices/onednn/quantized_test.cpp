@@ -334,6 +334,39 @@ TEST(OnednnQuantQOperator, QLinearConvSigned) {
   }
 }
 
+// A Clip of a QLinearConv's quantized result by bounds of its type (what the TFLite converter
+// makes of a fused RELU6): folded into the primitive (the float form's without VNNI for int8).
+void check_qlinear_conv_clip(loom_dtype_t type) {
+  const bool s8 = type == LOOM_DTYPE_INT8;
+  ModelBuilder m;
+  m.input("x", type, {1, 8, 10, 10});
+  m.initializer("xs", scalar(kXScale));
+  m.initializer("xz", int_tensor(type, {}, {s8 ? -5 : 64}));
+  m.initializer("w", random_tensor(LOOM_DTYPE_INT8, {16, 8, 3, 3}, 2, -128, 127));
+  m.initializer("ws", random_tensor(LOOM_DTYPE_FLOAT32, {16}, 4, 0.002, 0.006));
+  m.initializer("wz", int_tensor(LOOM_DTYPE_INT8, {16}, std::vector<int64_t>(16, 0)));
+  m.initializer("ys", scalar(output_scale(72)));
+  m.initializer("yz", int_tensor(type, {}, {s8 ? 3 : 128}));
+  m.initializer("lo", int_tensor(type, {}, {s8 ? -20 : 100}));
+  m.initializer("hi", int_tensor(type, {}, {s8 ? 30 : 170}));
+  m.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"}, {"c"})
+      .ints("pads", {1, 1, 1, 1});
+  m.node("Clip", {"c", "lo", "hi"}, {"y"});
+  m.output("y");
+  std::vector<std::pair<std::string, Tensor>> in{
+      {"x", random_tensor(type, {1, 8, 10, 10}, 1, s8 ? -128 : 0, s8 ? 127 : max_activation())}};
+  expect_within_one_step(m, in, 0);
+  std::vector<std::string> steps = compiled_steps(m, in);
+  for (const std::string& step : steps) EXPECT_EQ(step.rfind("Clip", 0), std::string::npos) << step;
+}
+
+TEST(OnednnQuantQOperator, QLinearConvClipUnsigned) {
+  check_qlinear_conv_clip(LOOM_DTYPE_UINT8);
+}
+TEST(OnednnQuantQOperator, QLinearConvClipSigned) {
+  check_qlinear_conv_clip(LOOM_DTYPE_INT8);
+}
+
 // QLinearMatMul of uint8 activations `a` (2-D, or batched 3-D) by constant 2-D int8 weights with
 // per-column scales.
 void check_qlinear_matmul(std::vector<int64_t> a) {
