@@ -256,7 +256,14 @@ std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node) 
     if (x && (x->dtype == LOOM_DTYPE_UINT8 || x->dtype == LOOM_DTYPE_INT8))
       if (auto why = why_quantized_unsupported(graph, node)) return *why;
   }
-  auto wrong_type = [&](Info v) { return !quantized && v->dtype != LOOM_DTYPE_FLOAT32; };
+  // Ops that only move bytes, and MaxPool (a maximum of integers is exact), also take the int8
+  // tensors of quantized models (TFLite's int8 graphs transpose, reshape and concatenate them).
+  const bool moves_bytes =
+      (layout_ops().count(op) && op != "Dropout") || op == "MaxPool" || op == "GlobalMaxPool";
+  auto wrong_type = [&](Info v) {
+    if (quantized || v->dtype == LOOM_DTYPE_FLOAT32) return false;
+    return !(moves_bytes && (v->dtype == LOOM_DTYPE_UINT8 || v->dtype == LOOM_DTYPE_INT8));
+  };
   if (op != "Constant") {
     if (node.num_inputs == 0 || node.inputs[0] < 0) return "no data input";
     for (size_t i = 0; i < node.num_inputs && i < tensors; ++i) {

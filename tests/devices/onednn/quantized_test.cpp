@@ -492,6 +492,23 @@ TEST(OnednnQuantLinear, MaxPoolOnQuantized) {
   EXPECT_EQ(steps[0].rfind("MaxPool ", 0), 0u) << steps[0];
 }
 
+// Ops that only move bytes take int8 tensors (TFLite's int8 graphs transpose, reshape and
+// concatenate them between QLinearConvs): the bytes must be the cpu device's, on onednn alone.
+TEST(OnednnQuantLinear, LayoutOpsOnInt8) {
+  ModelBuilder m;
+  m.input("a", LOOM_DTYPE_INT8, {2, 3, 4});
+  m.input("b", LOOM_DTYPE_INT8, {2, 5});
+  m.initializer("shape", int64_tensor({2}, {2, 12}));
+  m.node("Transpose", {"a"}, {"t"}).ints("perm", {0, 2, 1});
+  m.node("Reshape", {"t", "shape"}, {"r"});
+  m.node("Concat", {"r", "b"}, {"y"}).i("axis", 1);
+  m.output("y");
+  expect_within_one_step(m,
+                         {{"a", random_tensor(LOOM_DTYPE_INT8, {2, 3, 4}, 1, -128, 127)},
+                          {"b", random_tensor(LOOM_DTYPE_INT8, {2, 5}, 2, -128, 127)}},
+                         0);
+}
+
 // A ResNet block's end: two QDQ convs (3x3 and 1x1) whose dequantized outputs are added, Relu,
 // QuantizeLinear, DequantizeLinear; the 3x3 conv's chain first in node order, or the 1x1's.
 void check_residual(bool three_by_three_first) {
