@@ -244,6 +244,9 @@ void fold(IrGraph& g, int into, std::initializer_list<int> nodes) {
 void take_residual(IrGraph& g, int node, QuantizedOp& op) {
   int d3 = sole_of(g, op.y, "DequantizeLinear");
   if (d3 < 0 || !constant_params(g, g.nodes[d3])) return;
+  // It must undo the conv's own QuantizeLinear (the fused sum skips both).
+  QuantParams back = node_params(g, g.nodes[d3], g.value(op.y).dtype);
+  if (back.scale != op.yq->scale || back.zero != op.yq->zero) return;
   int add = sole_of(g, g.nodes[d3].outputs[0], "Add");
   if (add < 0) return;
   int other = second_input(g.nodes[add], g.nodes[d3].outputs[0]);
