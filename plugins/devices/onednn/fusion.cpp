@@ -14,30 +14,6 @@ bool near(std::optional<float> v, float want) {
   return v && std::fabs(*v - want) <= 1e-3f * std::fabs(want);
 }
 
-// The consumer of `value` if it is the only one and runs `op`, else -1.
-int sole(const IrGraph& g, int value, const char* op) {
-  if (value < 0) return -1;
-  int c = g.sole_consumer(value);
-  return c >= 0 && g.nodes[c].op == op ? c : -1;
-}
-
-// The input of binary node `n` that is not `value`, or -1.
-int other_input(const IrNode& n, int value) {
-  if (n.inputs.size() != 2) return -1;
-  if (n.inputs[0] == value) return n.inputs[1];
-  if (n.inputs[1] == value) return n.inputs[0];
-  return -1;
-}
-
-void drop_consumer(IrGraph& g, int value, int node) {
-  auto& c = g.value(value).consumers;
-  for (auto it = c.begin(); it != c.end(); ++it)
-    if (*it == node) {
-      c.erase(it);
-      return;
-    }
-}
-
 // x * 0.5 * (1 + erf(x / sqrt(2))), in the two orders torch exports, becomes Gelu(x).
 void rewrite_gelu(IrGraph& g) {
   for (size_t k = 0; k < g.nodes.size(); ++k) {
@@ -47,19 +23,19 @@ void rewrite_gelu(IrGraph& g) {
     bool by_mul = div.op == "Mul" && near(scalar_constant(g, div.inputs[1]), std::sqrt(0.5f));
     if (!by_div && !by_mul) continue;
     int x = div.inputs[0];
-    int erf = sole(g, div.outputs[0], "Erf");
+    int erf = sole_reader(g, div.outputs[0], "Erf");
     if (erf < 0) continue;
-    int add = sole(g, g.nodes[erf].outputs[0], "Add");
+    int add = sole_reader(g, g.nodes[erf].outputs[0], "Add");
     if (add < 0 ||
         !near(scalar_constant(g, other_input(g.nodes[add], g.nodes[erf].outputs[0])), 1.f))
       continue;
-    int mul1 = sole(g, g.nodes[add].outputs[0], "Mul");
+    int mul1 = sole_reader(g, g.nodes[add].outputs[0], "Mul");
     if (mul1 < 0) continue;
     int o = other_input(g.nodes[mul1], g.nodes[add].outputs[0]);
     std::vector<int> absorbed{erf, add, mul1};
     int final_value = -1;
     if (o == x) {  // (x * (1 + erf)) * 0.5
-      int mul2 = sole(g, g.nodes[mul1].outputs[0], "Mul");
+      int mul2 = sole_reader(g, g.nodes[mul1].outputs[0], "Mul");
       if (mul2 < 0 ||
           !near(scalar_constant(g, other_input(g.nodes[mul2], g.nodes[mul1].outputs[0])), 0.5f))
         continue;
@@ -165,7 +141,7 @@ void rewrite_layer_norm(IrGraph& g) {
     IrNode& mean = g.nodes[k];
     if (mean.absorbed || !mean_of_last_axis(g, mean)) continue;
     int x = mean.inputs[0];
-    int sub = sole(g, mean.outputs[0], "Sub");
+    int sub = sole_reader(g, mean.outputs[0], "Sub");
     if (sub < 0 || g.nodes[sub].inputs[0] != x) continue;
     int d = g.nodes[sub].outputs[0];
     const auto& dc = g.value(d).consumers;
@@ -179,16 +155,16 @@ void rewrite_layer_norm(IrGraph& g) {
       if (g.nodes[c].op == "Div" && g.nodes[c].inputs[0] == d) div = c;
     }
     if (pow < 0 || div < 0) continue;
-    int var = sole(g, g.nodes[pow].outputs[0], "ReduceMean");
+    int var = sole_reader(g, g.nodes[pow].outputs[0], "ReduceMean");
     if (var < 0 || !mean_of_last_axis(g, g.nodes[var])) continue;
-    int add = sole(g, g.nodes[var].outputs[0], "Add");
+    int add = sole_reader(g, g.nodes[var].outputs[0], "Add");
     if (add < 0) continue;
     auto eps = scalar_constant(g, other_input(g.nodes[add], g.nodes[var].outputs[0]));
-    int sqrt = sole(g, g.nodes[add].outputs[0], "Sqrt");
-    if (!eps || sqrt < 0 || sole(g, g.nodes[sqrt].outputs[0], "Div") != div ||
+    int sqrt = sole_reader(g, g.nodes[add].outputs[0], "Sqrt");
+    if (!eps || sqrt < 0 || sole_reader(g, g.nodes[sqrt].outputs[0], "Div") != div ||
         g.nodes[div].inputs[1] != g.nodes[sqrt].outputs[0])
       continue;
-    int mul = sole(g, g.nodes[div].outputs[0], "Mul");
+    int mul = sole_reader(g, g.nodes[div].outputs[0], "Mul");
     if (mul < 0) continue;
     int64_t last = g.value(x).dims.back();
     int gamma = other_input(g.nodes[mul], g.nodes[div].outputs[0]);
@@ -198,7 +174,7 @@ void rewrite_layer_norm(IrGraph& g) {
     std::vector<int> absorbed{sub, pow, var, add, sqrt, div, mul};
     int out = g.nodes[mul].outputs[0];
     int beta = -1;
-    if (int bias = sole(g, out, "Add"); bias >= 0) {
+    if (int bias = sole_reader(g, out, "Add"); bias >= 0) {
       int b = other_input(g.nodes[bias], out);
       if (b >= 0 && g.value(b).constant() && g.value(b).elements() == last &&
           g.value(b).dims.back() == last) {
@@ -240,7 +216,7 @@ void rewrite_gated_activations(IrGraph& g) {
     }
     if (!fused) continue;
     int x = gate.inputs[0];
-    int mul = sole(g, gate.outputs[0], "Mul");
+    int mul = sole_reader(g, gate.outputs[0], "Mul");
     if (mul < 0 || other_input(g.nodes[mul], gate.outputs[0]) != x) continue;
     int out = g.nodes[mul].outputs[0];
     if (out < 0 || g.value(out).dims != g.value(x).dims) continue;

@@ -1,5 +1,6 @@
 #include "ir.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -57,6 +58,25 @@ int IrGraph::sole_consumer(int id) const {
   const IrValue& v = value(id);
   if (v.graph_output || v.consumers.size() != 1) return -1;
   return nodes[static_cast<size_t>(v.consumers[0])].absorbed ? -1 : v.consumers[0];
+}
+
+int sole_reader(const IrGraph& g, int value, const char* op) {
+  if (value < 0) return -1;
+  int c = g.sole_consumer(value);
+  return c >= 0 && g.nodes[static_cast<size_t>(c)].op == op ? c : -1;
+}
+
+int other_input(const IrNode& n, int value) {
+  if (n.inputs.size() != 2) return -1;
+  if (n.inputs[0] == value) return n.inputs[1];
+  if (n.inputs[1] == value) return n.inputs[0];
+  return -1;
+}
+
+void drop_consumer(IrGraph& g, int value, int node) {
+  auto& c = g.value(value).consumers;
+  auto it = std::find(c.begin(), c.end(), node);
+  if (it != c.end()) c.erase(it);
 }
 
 IrGraph build_ir(const loom_graph_t& graph) {

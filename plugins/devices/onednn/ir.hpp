@@ -103,6 +103,14 @@ struct IrGraph {
   int sole_consumer(int value) const;
 };
 
+// Pattern-matching helpers of the rewrite passes (fusion.cpp, quantized.cpp):
+// the only live reader of `value` if it runs `op`, else -1;
+int sole_reader(const IrGraph& g, int value, const char* op);
+// the input of binary node `n` that is not `value`, or -1;
+int other_input(const IrNode& n, int value);
+// removes one use of `value` by `node` from its consumers.
+void drop_consumer(IrGraph& g, int value, int node);
+
 // Copies the view; throws LOOM_ERROR_UNSUPPORTED when a value the subgraph uses has an unknown
 // shape or a rank beyond oneDNN's limit.
 IrGraph build_ir(const loom_graph_t& graph);

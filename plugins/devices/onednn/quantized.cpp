@@ -172,12 +172,6 @@ std::vector<float> dequantize_constant(const IrGraph& g, int value, const QuantP
   return out;
 }
 
-void drop_consumer(IrGraph& g, int value, int node) {
-  auto& c = g.value(value).consumers;
-  auto it = std::find(c.begin(), c.end(), node);
-  if (it != c.end()) c.erase(it);
-}
-
 // Weights `w` of an op whose output channels lie along `channel_axis` of w: constant int8 with
 // zero points 0, per tensor or per output channel. Fills `op.w`/`op.wq` from a DequantizeLinear
 // (`dq` >= 0) or from QLinear inputs (scale and zero point values).
@@ -201,19 +195,6 @@ bool take_weights(const IrGraph& g, int w, int scale, int zero, int64_t axis, in
 
 bool activation_params_ok(const QuantParams& p) {
   return p.per_tensor() && int8_type(p.dtype);
-}
-
-int sole_of(const IrGraph& g, int value, const char* op) {
-  if (value < 0) return -1;
-  int c = g.sole_consumer(value);
-  return c >= 0 && g.nodes[c].op == op ? c : -1;
-}
-
-int second_input(const IrNode& n, int value) {
-  if (n.inputs.size() != 2) return -1;
-  if (n.inputs[0] == value) return n.inputs[1];
-  if (n.inputs[1] == value) return n.inputs[0];
-  return -1;
 }
 
 // The QuantizeLinear reading `value` alone, after an optional Relu: (relu, quantize) node
@@ -242,14 +223,14 @@ void fold(IrGraph& g, int into, std::initializer_list<int> nodes) {
 // After take_output: y_q -> DequantizeLinear -> Add(., DequantizeLinear(r)) -> [Relu] ->
 // QuantizeLinear, with r quantized like y, becomes a sum into the conv's result.
 void take_residual(IrGraph& g, int node, QuantizedOp& op) {
-  int d3 = sole_of(g, op.y, "DequantizeLinear");
+  int d3 = sole_reader(g, op.y, "DequantizeLinear");
   if (d3 < 0 || !constant_params(g, g.nodes[d3])) return;
   // It must undo the conv's own QuantizeLinear (the fused sum skips both).
   QuantParams back = node_params(g, g.nodes[d3], g.value(op.y).dtype);
   if (back.scale != op.yq->scale || back.zero != op.yq->zero) return;
-  int add = sole_of(g, g.nodes[d3].outputs[0], "Add");
+  int add = sole_reader(g, g.nodes[d3].outputs[0], "Add");
   if (add < 0) return;
-  int other = second_input(g.nodes[add], g.nodes[d3].outputs[0]);
+  int other = other_input(g.nodes[add], g.nodes[d3].outputs[0]);
   int dr = dequantizer(g, other);
   if (dr < 0) return;
   int r = g.nodes[dr].inputs[0];
@@ -354,7 +335,7 @@ std::optional<int32_t> int8_scalar(const IrGraph& g, int id) {
 
 // A Clip of a QLinear op's quantized result by constant bounds of its type, folded into the op.
 void take_quantized_clip(IrGraph& g, int node, QuantizedOp& op) {
-  int clip = sole_of(g, op.y, "Clip");
+  int clip = sole_reader(g, op.y, "Clip");
   if (clip < 0) return;
   const IrNode& c = g.nodes[clip];
   if (c.outputs.empty() || c.outputs[0] < 0) return;
@@ -433,16 +414,16 @@ std::optional<QuantizedOp> match_dynamic(IrGraph& g, int k) {
     if (!std::all_of(bytes, bytes + z.data_size, [](unsigned char b) { return b == 0; }))
       return std::nullopt;
   }
-  int cast = sole_of(g, n.outputs[0], "Cast");
+  int cast = sole_reader(g, n.outputs[0], "Cast");
   if (cast < 0 || sdk::Attributes(*g.nodes[cast].view).get_int("to", 0) != LOOM_DTYPE_FLOAT32)
     return std::nullopt;
-  int mul = sole_of(g, g.nodes[cast].outputs[0], "Mul");
+  int mul = sole_reader(g, g.nodes[cast].outputs[0], "Mul");
   if (mul < 0) return std::nullopt;
-  int scales = second_input(g.nodes[mul], g.nodes[cast].outputs[0]);
+  int scales = other_input(g.nodes[mul], g.nodes[cast].outputs[0]);
   if (scales < 0 || g.sole_consumer(scales) != mul) return std::nullopt;
   int product = g.value(scales).producer;
   if (product < 0 || g.nodes[product].op != "Mul" || g.nodes[product].absorbed) return std::nullopt;
-  int wscale = second_input(g.nodes[product], xs);
+  int wscale = other_input(g.nodes[product], xs);
   if (wscale < 0 || !g.value(wscale).constant()) return std::nullopt;
   op.wq.scale = constant_floats(g, wscale);
   op.wq.zero.assign(op.wq.scale.size(), 0);
