@@ -342,17 +342,9 @@ void emit_requantize(Builder& b, int node) {
     if (conv_readers && !g.value(y).graph_output)
       out_md = dnnl::memory::desc(yd, out_type, tag::nhwc);
   }
-  dnnl::primitive_attr attr;
-  attr.set_output_scales(0, {quantize ? 1.f / scale : scale});
-  std::vector<std::pair<int, int>> args{{DNNL_ARG_FROM, b.slot_of(x)}};
-  if (zero != 0) {
-    int arg = quantize ? DNNL_ARG_TO : DNNL_ARG_FROM;
-    attr.set_zero_points(arg, 0, {DNNL_RUNTIME_S32_VAL});
-    args.emplace_back(DNNL_ARG_ATTR_ZERO_POINTS | arg, zero_point_slot(b, zero));
-  }
-  dnnl::reorder::primitive_desc pd(b.engine(), md, b.engine(), out_md, attr);
-  args.emplace_back(DNNL_ARG_TO, b.define(y, out_md));
-  b.add_step(dnnl::reorder(pd), args, node_label(n, pd.impl_info_str()));
+  int from = b.slot_of(x);
+  add_requantize_step(b, from, b.define(y, out_md), quantize ? 1.f / scale : scale, zero, quantize,
+                      n.op + " " + std::string(n.view->name));
 }
 
 // DynamicQuantizeLinear's arithmetic, vectorized (an OpenMP simd loop for the range, SSE2 for
