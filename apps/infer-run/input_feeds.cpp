@@ -137,6 +137,38 @@ void fill_random(HostTensor& t, uint64_t rng_seed) {
         t.strings[i] = std::move(s);
         break;
       }
+      // ABI 1.6's narrow types, one element per byte: encodings of small values, [0, 1) for
+      // the floats (every byte below the encoding of 1.0 is a finite value in [0, 1)).
+      case LOOM_DTYPE_FLOAT8E4M3FN:
+        t.as<uint8_t>()[i] = static_cast<uint8_t>(rng() % 0x38);
+        break;
+      case LOOM_DTYPE_FLOAT8E5M2:
+        t.as<uint8_t>()[i] = static_cast<uint8_t>(rng() % 0x3C);
+        break;
+      case LOOM_DTYPE_FLOAT8E4M3FNUZ:
+      case LOOM_DTYPE_FLOAT8E5M2FNUZ:
+        t.as<uint8_t>()[i] = static_cast<uint8_t>(rng() % 0x40);
+        break;
+      case LOOM_DTYPE_FLOAT8E8M0:  // powers of two 2^-7 .. 2^0
+        t.as<uint8_t>()[i] = static_cast<uint8_t>(120 + rng() % 8);
+        break;
+      case LOOM_DTYPE_FLOAT4E2M1:  // 0, 0.5
+        t.as<uint8_t>()[i] = static_cast<uint8_t>(rng() % 2);
+        break;
+      case LOOM_DTYPE_FLOAT6E2M3:
+        t.as<uint8_t>()[i] = static_cast<uint8_t>(rng() % 0x08);
+        break;
+      case LOOM_DTYPE_FLOAT6E3M2:
+        t.as<uint8_t>()[i] = static_cast<uint8_t>(rng() % 0x0C);
+        break;
+      case LOOM_DTYPE_INT4:
+      case LOOM_DTYPE_UINT4:
+        t.as<uint8_t>()[i] = static_cast<uint8_t>(rng() % 8);
+        break;
+      case LOOM_DTYPE_INT2:
+      case LOOM_DTYPE_UINT2:
+        t.as<uint8_t>()[i] = static_cast<uint8_t>(rng() % 2);
+        break;
       case LOOM_DTYPE_UNDEFINED:
         break;
     }

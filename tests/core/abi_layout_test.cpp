@@ -1,4 +1,4 @@
-// The frozen layout of plugin ABI 1.0 and what 1.1, 1.2, 1.3, 1.4 and 1.5 appended. Generated once from sdk/include/loom/plugin.h and
+// The frozen layout of plugin ABI 1.0 and what 1.1, 1.2, 1.3, 1.4, 1.5 and 1.6 appended. Generated once from sdk/include/loom/plugin.h and
 // then kept by hand: a released layout must never change. When a minor version appends
 // members, ADD assertions for them; never edit the existing ones.
 #include <loom/plugin.h>
@@ -245,8 +245,16 @@ static_assert(offsetof(loom_save_args_t, num_declared_inputs) == 72, "ABI 1.1 la
 static_assert(offsetof(loom_save_args_t, declared_inputs) == 80, "ABI 1.1 layout of loom_save_args_t::declared_inputs changed");
 static_assert(sizeof(loom_save_args_t) == 88, "ABI 1.1 layout of loom_save_args_t changed");
 
-TEST(AbiLayout, VersionIsOnePointFive) {
-  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010005u);
+// ABI 1.6 appended the dtypes of ONNX 1.14-1.23, numbered as TensorProto.DataType.
+static_assert(LOOM_DTYPE_FLOAT8E4M3FN == 17 && LOOM_DTYPE_FLOAT8E4M3FNUZ == 18 &&
+                  LOOM_DTYPE_FLOAT8E5M2 == 19 && LOOM_DTYPE_FLOAT8E5M2FNUZ == 20 &&
+                  LOOM_DTYPE_UINT4 == 21 && LOOM_DTYPE_INT4 == 22 && LOOM_DTYPE_FLOAT4E2M1 == 23 &&
+                  LOOM_DTYPE_FLOAT8E8M0 == 24 && LOOM_DTYPE_UINT2 == 25 && LOOM_DTYPE_INT2 == 26 &&
+                  LOOM_DTYPE_FLOAT6E2M3 == 27 && LOOM_DTYPE_FLOAT6E3M2 == 28,
+              "ABI 1.6 dtype numbering changed");
+
+TEST(AbiLayout, VersionIsOnePointSix) {
+  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010006u);
   EXPECT_EQ(LOOM_MAX_RANK, 16);
   EXPECT_EQ(LOOM_DTYPE_BFLOAT16, 16);
   EXPECT_EQ(LOOM_ATTR_STRINGS, 8);

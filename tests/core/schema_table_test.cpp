@@ -1,6 +1,6 @@
 // The built-in schema table: its content against the ONNX spec (spot checks here, the full
 // comparison with onnx.defs when Debian's python3-onnx is installed), the opset-18 and opset-19
-// additions,
+// additions, the generated opset 20..28 rows,
 // reproducibility of the generated file, and robustness of every inference function against
 // inputs of unknown shape.
 #include <gtest/gtest.h>
@@ -52,7 +52,7 @@ TEST(SchemaTable, EntriesAreUniqueAndWellFormed) {
     std::string domain = s.domain;
     ASSERT_TRUE(domain.empty() || domain == "ai.onnx.ml");
     EXPECT_GE(s.since_version, 1);
-    EXPECT_LE(s.since_version, domain.empty() ? 19 : 3);
+    EXPECT_LE(s.since_version, domain.empty() ? 28 : 5);
     EXPECT_GE(s.min_inputs, 0);
     EXPECT_TRUE(s.max_inputs == -1 || s.max_inputs >= s.min_inputs);
     EXPECT_GE(s.min_outputs, 0);
@@ -137,6 +137,27 @@ TEST(SchemaTable, Opset19Forms) {
   }
   EXPECT_EQ(resolve("", "DeformConv", 19), nullptr);
   EXPECT_EQ(resolve("", "Relu", 19)->since_version, 14);
+}
+
+TEST(SchemaTable, NewerOpsetsCarryEveryVersion) {
+  // Opsets 20..28 (newer_schema_table.cpp, generated from the current suite's onnx): a model at
+  // opset 28 resolves each op to its newest version, so none silently takes an older one's
+  // semantics.
+  EXPECT_EQ(resolve("", "GroupNormalization", 28)->since_version, 21);
+  EXPECT_EQ(resolve("", "GroupNormalization", 20)->since_version, 18);
+  EXPECT_EQ(resolve("", "DFT", 20)->max_inputs, 3);
+  EXPECT_EQ(resolve("", "DFT", 19)->max_inputs, 2);
+  EXPECT_EQ(resolve("", "SpaceToDepth", 28)->since_version, 28);
+  EXPECT_EQ(resolve("", "QuantizeLinear", 28)->since_version, 28);
+  EXPECT_EQ(resolve("", "Attention", 24)->max_inputs, 7);
+  EXPECT_EQ(resolve("", "Attention", 22), nullptr);
+  for (const char* op : {"RMSNormalization", "RotaryEmbedding", "Gelu", "Swish", "SwiGLU",
+                         "CumProd", "BitCast", "TensorScatter", "AffineGrid"})
+    EXPECT_NE(resolve("", op, 28), nullptr) << op;
+  // ai.onnx.ml 5 removed the two tree ensembles for TreeEnsemble.
+  EXPECT_TRUE(resolve("ai.onnx.ml", "TreeEnsembleClassifier", 5)->deprecated);
+  EXPECT_FALSE(resolve("ai.onnx.ml", "TreeEnsembleClassifier", 4)->deprecated);
+  EXPECT_EQ(resolve("", "Relu", 28)->since_version, 14);
 }
 
 // Output of a command, or nullopt when it cannot run or fails.

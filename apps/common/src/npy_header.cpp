@@ -205,6 +205,21 @@ std::string descr_for(const HostTensor& tensor) {
       return "<c16";
     case LOOM_DTYPE_BFLOAT16:
       return "<V2";
+    // The narrow types of ABI 1.6, one element per byte: what numpy writes for ml_dtypes'
+    // float8/int4/... arrays (the descr does not say which one).
+    case LOOM_DTYPE_FLOAT8E4M3FN:
+    case LOOM_DTYPE_FLOAT8E4M3FNUZ:
+    case LOOM_DTYPE_FLOAT8E5M2:
+    case LOOM_DTYPE_FLOAT8E5M2FNUZ:
+    case LOOM_DTYPE_UINT4:
+    case LOOM_DTYPE_INT4:
+    case LOOM_DTYPE_FLOAT4E2M1:
+    case LOOM_DTYPE_FLOAT8E8M0:
+    case LOOM_DTYPE_UINT2:
+    case LOOM_DTYPE_INT2:
+    case LOOM_DTYPE_FLOAT6E2M3:
+    case LOOM_DTYPE_FLOAT6E3M2:
+      return "|V1";
     case LOOM_DTYPE_STRING: {
       size_t width = 1;  // NumPy refuses zero-width 'S0' arrays on load
       for (const auto& s : tensor.strings) width = std::max(width, s.size());

@@ -25,6 +25,9 @@ std::span<const SchemaRow> onnx_schema_rows();
 std::span<const SchemaRow> opset18_schema_rows();
 // Hand-written: the opset-19 versions of ONNX 1.14 (mostly float8 type widenings).
 std::span<const SchemaRow> opset19_schema_rows();
+// Generated from the current backend suite's onnx by generate_newer_schema_table.py: opsets
+// 20..28 and ai.onnx.ml 4..5.
+std::span<const SchemaRow> newer_schema_rows();
 
 // One inference function for the versions [first_version, last_version] of an op; a schema
 // version takes the entry whose range contains its since_version. Most ops share one function

@@ -22,6 +22,10 @@
  *        a device calls once per step it ran with a loom_profile_step_t (start and end times and
  *        the nodes the step computed); loom_load_args_t gains `flags` (appended), whose
  *        LOOM_LOAD_FROM_MEMORY says that the bytes came from the application, not a file.
+ *   1.6  the data types of ONNX 1.14 to 1.23 (new enum values, numbered as TensorProto): the
+ *        float8 types, float8e8m0, float4e2m1, float6, int4/uint4 and int2/uint2. Each holds one
+ *        element per byte (see loom_dtype_t). A plugin built before 1.6 never meets them from
+ *        a 1.6 format unless it asks for them: a device checks the dtypes of what it claims.
  *
  * Versioning rules
  *   - LOOM_ABI_VERSION = (major << 16) | minor. A plugin and a host of different majors never
@@ -62,7 +66,7 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------ */
 
 #define LOOM_ABI_VERSION_MAJOR 1
-#define LOOM_ABI_VERSION_MINOR 5
+#define LOOM_ABI_VERSION_MINOR 6
 #define LOOM_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
 #define LOOM_ABI_VERSION LOOM_MAKE_ABI_VERSION(LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR)
 #define LOOM_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -140,7 +144,25 @@ typedef enum loom_dtype_t {
   LOOM_DTYPE_UINT64 = 13,
   LOOM_DTYPE_COMPLEX64 = 14,
   LOOM_DTYPE_COMPLEX128 = 15,
-  LOOM_DTYPE_BFLOAT16 = 16
+  LOOM_DTYPE_BFLOAT16 = 16,
+  /* 1.6. Every one of these holds one element per byte in a tensor's memory, the way numpy's
+   * ml_dtypes stores them: the 8-bit floats and float8e8m0 fill the byte; float4e2m1, the
+   * float6 types and the 4- and 2-bit integers keep their bits in the low end of the byte (the
+   * signed integers sign-extended to the whole byte, so an int4 byte reads as the int8 of the
+   * same value). Formats that pack sub-byte elements (ONNX raw_data, two int4 per byte) unpack
+   * them at load and pack them when they save. */
+  LOOM_DTYPE_FLOAT8E4M3FN = 17,   /* e4m3, no infinities, one NaN pattern per sign */
+  LOOM_DTYPE_FLOAT8E4M3FNUZ = 18, /* e4m3, no infinities or negative zero; NaN is 0x80 */
+  LOOM_DTYPE_FLOAT8E5M2 = 19,     /* e5m2, IEEE-like (infinities and NaNs) */
+  LOOM_DTYPE_FLOAT8E5M2FNUZ = 20, /* e5m2, no infinities or negative zero; NaN is 0x80 */
+  LOOM_DTYPE_UINT4 = 21,
+  LOOM_DTYPE_INT4 = 22,
+  LOOM_DTYPE_FLOAT4E2M1 = 23,     /* e2m1, no infinities or NaNs */
+  LOOM_DTYPE_FLOAT8E8M0 = 24,     /* a power of two 2^(byte - 127); 0xFF is NaN */
+  LOOM_DTYPE_UINT2 = 25,
+  LOOM_DTYPE_INT2 = 26,
+  LOOM_DTYPE_FLOAT6E2M3 = 27,     /* e2m3, no infinities or NaNs */
+  LOOM_DTYPE_FLOAT6E3M2 = 28      /* e3m2, no infinities or NaNs */
 } loom_dtype_t;
 
 /* Element of a LOOM_DTYPE_STRING tensor. The bytes are owned by whoever owns the tensor and

@@ -96,6 +96,19 @@ inline size_t dtype_size(loom_dtype_t t) {
     case LOOM_DTYPE_UINT8:
     case LOOM_DTYPE_INT8:
     case LOOM_DTYPE_BOOL:
+    // ABI 1.6's narrow types: one element per byte (see loom_dtype_t).
+    case LOOM_DTYPE_FLOAT8E4M3FN:
+    case LOOM_DTYPE_FLOAT8E4M3FNUZ:
+    case LOOM_DTYPE_FLOAT8E5M2:
+    case LOOM_DTYPE_FLOAT8E5M2FNUZ:
+    case LOOM_DTYPE_UINT4:
+    case LOOM_DTYPE_INT4:
+    case LOOM_DTYPE_FLOAT4E2M1:
+    case LOOM_DTYPE_FLOAT8E8M0:
+    case LOOM_DTYPE_UINT2:
+    case LOOM_DTYPE_INT2:
+    case LOOM_DTYPE_FLOAT6E2M3:
+    case LOOM_DTYPE_FLOAT6E3M2:
       return 1;
     case LOOM_DTYPE_UINT16:
     case LOOM_DTYPE_INT16:
@@ -150,6 +163,31 @@ inline const char* dtype_name(loom_dtype_t t) {
       return "complex128";
     case LOOM_DTYPE_BFLOAT16:
       return "bfloat16";
+    // The names ONNX gives them (TensorProto.DataType, lower case).
+    case LOOM_DTYPE_FLOAT8E4M3FN:
+      return "float8e4m3fn";
+    case LOOM_DTYPE_FLOAT8E4M3FNUZ:
+      return "float8e4m3fnuz";
+    case LOOM_DTYPE_FLOAT8E5M2:
+      return "float8e5m2";
+    case LOOM_DTYPE_FLOAT8E5M2FNUZ:
+      return "float8e5m2fnuz";
+    case LOOM_DTYPE_UINT4:
+      return "uint4";
+    case LOOM_DTYPE_INT4:
+      return "int4";
+    case LOOM_DTYPE_FLOAT4E2M1:
+      return "float4e2m1";
+    case LOOM_DTYPE_FLOAT8E8M0:
+      return "float8e8m0";
+    case LOOM_DTYPE_UINT2:
+      return "uint2";
+    case LOOM_DTYPE_INT2:
+      return "int2";
+    case LOOM_DTYPE_FLOAT6E2M3:
+      return "float6e2m3";
+    case LOOM_DTYPE_FLOAT6E3M2:
+      return "float6e3m2";
     default:
       return "undefined";
   }
