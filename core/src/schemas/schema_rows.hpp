@@ -63,5 +63,7 @@ std::span<const InferEntry> loss_infer_entries();
 std::span<const InferEntry> container_infer_entries();
 std::span<const InferEntry> text_infer_entries();
 std::span<const InferEntry> ml_infer_entries();
+std::span<const InferEntry> transformer_infer_entries();
+std::span<const InferEntry> attention_infer_entries();
 
 }  // namespace loom::core
