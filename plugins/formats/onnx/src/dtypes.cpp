@@ -5,7 +5,8 @@
 namespace loom::onnx {
 
 loom_dtype_t dtype_from_onnx(int32_t elem_type) {
-  if (elem_type >= LOOM_DTYPE_FLOAT32 && elem_type <= LOOM_DTYPE_BFLOAT16)
+  // Loom numbers its dtypes like TensorProto.DataType, up to the narrow types of ABI 1.6.
+  if (elem_type >= LOOM_DTYPE_FLOAT32 && elem_type <= LOOM_DTYPE_FLOAT6E3M2)
     return static_cast<loom_dtype_t>(elem_type);
   return LOOM_DTYPE_UNDEFINED;
 }
@@ -17,20 +18,6 @@ std::string onnx_type_name(int32_t elem_type) {
   switch (elem_type) {
     case 0:
       return "undefined";
-    case 17:
-      return "float8e4m3fn";
-    case 18:
-      return "float8e4m3fnuz";
-    case 19:
-      return "float8e5m2";
-    case 20:
-      return "float8e5m2fnuz";
-    case 21:
-      return "uint4";
-    case 22:
-      return "int4";
-    case 23:
-      return "float4e2m1";
     default:
       return "type " + std::to_string(elem_type);
   }

@@ -10,10 +10,10 @@
 namespace loom::onnx {
 
 // Loom dtypes are numbered like ONNX TensorProto.DataType; returns UNDEFINED for a type Loom
-// does not know (e.g. FLOAT8*, INT4 from newer ONNX versions).
+// does not know (one added to ONNX after FLOAT6E3M2).
 loom_dtype_t dtype_from_onnx(int32_t elem_type);
 
-// "float32", or for an ONNX type Loom lacks its ONNX name ("float8e4m3fn") or "type 42".
+// "float32", "float8e4m3fn", or "type 42" for an ONNX type Loom does not know.
 std::string onnx_type_name(int32_t elem_type);
 
 // "64x3x7x7"; "scalar" for rank 0.

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <loom/narrow_types.hpp>
 #include <loom/plugin.hpp>
 
 #include "checked_math.hpp"
@@ -66,13 +67,63 @@ Field field_for(loom_dtype_t t) {
     case LOOM_DTYPE_STRING:
       return Field::kString;
     default:
-      return Field::kNone;
+      // The narrow types keep bytes in int32_data: one element each (float8, float6, e8m0) or
+      // one packed byte each (the 4- and 2-bit types).
+      return sdk::narrow::is_narrow(t) ? Field::kInt32 : Field::kNone;
   }
 }
 
 // Values per element in the typed field (complex numbers are stored as two reals).
 int64_t values_per_element(loom_dtype_t t) {
   return t == LOOM_DTYPE_COMPLEX64 || t == LOOM_DTYPE_COMPLEX128 ? 2 : 1;
+}
+
+// The sub-byte types whose file form packs several elements per byte (float6: 4 in 3 bytes).
+bool is_packed(loom_dtype_t t) {
+  int bits = sdk::narrow::packed_bits(t);
+  return bits != 0 && bits < 8;
+}
+
+// Values the typed field must hold for `count` elements.
+std::optional<uint64_t> typed_values(loom_dtype_t t, uint64_t count) {
+  // int32_data of the 4- and 2-bit types holds the packed bytes, as raw_data would.
+  int bits = sdk::narrow::packed_bits(t);
+  if (bits == 4 || bits == 2) return sdk::narrow::packed_size(t, count);
+  return checked_mul(count, static_cast<uint64_t>(values_per_element(t)));
+}
+
+// Unpacks `count` sub-byte elements read from the file into one byte each (Loom's in-memory
+// form); `packed` holds exactly packed_size(dtype, count) bytes, checked by the caller.
+void unpack_into(DecodedTensor& out, const uint8_t* packed, uint64_t count) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(count));
+  sdk::narrow::unpack(out.dtype, packed, count, bytes.data());
+  out.owned = std::move(bytes);
+  out.data = out.owned.empty() ? static_cast<const void*>(&kEmpty) : out.owned.data();
+  out.size = out.owned.size();
+  out.mapping.reset();  // `packed` may have pointed into it; nothing does now
+}
+
+// int32_data of a narrow type: each value is a byte (an element, or for the 4- and 2-bit types
+// a packed byte of several).
+void narrow_from_int32(const ::onnx::TensorProto& t, const std::string& what, uint64_t count,
+                       DecodedTensor& out) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(t.int32_data_size()));
+  for (int i = 0; i < t.int32_data_size(); ++i) {
+    int32_t v = t.int32_data(i);
+    if (v < 0 || v > 255)
+      invalid(what, "int32_data[" + std::to_string(i) + "] = " + std::to_string(v) +
+                        " is not a byte of " + sdk::dtype_name(out.dtype));
+    bytes[i] = static_cast<uint8_t>(v);
+  }
+  if (is_packed(out.dtype) && sdk::narrow::packed_bits(out.dtype) != 6) {
+    unpack_into(out, bytes.data(), count);
+    return;
+  }
+  // One element per value; float6 uses the low 6 bits, as the ONNX reference reads it.
+  for (uint8_t& b : bytes) b = sdk::narrow::from_packed_bits(out.dtype, b);
+  out.owned = std::move(bytes);
+  out.data = out.owned.empty() ? static_cast<const void*>(&kEmpty) : out.owned.data();
+  out.size = out.owned.size();
 }
 
 int field_count(const ::onnx::TensorProto& t, Field f) {
@@ -111,8 +162,12 @@ void narrow_int32(const ::onnx::TensorProto& t, const std::string& what, int64_t
   }
 }
 
-void decode_typed(const ::onnx::TensorProto& t, const std::string& what, Field f,
+void decode_typed(const ::onnx::TensorProto& t, const std::string& what, Field f, uint64_t count,
                   DecodedTensor& out) {
+  if (sdk::narrow::is_narrow(out.dtype)) {
+    narrow_from_int32(t, what, count, out);
+    return;
+  }
   switch (out.dtype) {
     case LOOM_DTYPE_FLOAT32:
     case LOOM_DTYPE_COMPLEX64:
@@ -228,8 +283,13 @@ DecodedTensor decode_tensor(const ::onnx::TensorProto& t, const std::string& wha
 
   const std::string type_desc = format_shape(out.dims) + " " + sdk::dtype_name(out.dtype);
   const bool is_string = out.dtype == LOOM_DTYPE_STRING;
+  // What the file holds: the sub-byte types are packed there (ceil(count * bits / 8) bytes)
+  // and unpacked to a byte per element below.
+  const bool packed = is_packed(out.dtype);
   std::optional<size_t> need =
-      is_string ? std::optional<size_t>(0) : byte_size(*count, sdk::dtype_size(out.dtype));
+      is_string ? std::optional<size_t>(0)
+      : packed  ? sdk::narrow::packed_size(out.dtype, static_cast<uint64_t>(*count))
+                : byte_size(*count, sdk::dtype_size(out.dtype));
   if (!need) invalid(what, "shape " + type_desc + " needs more bytes than addressable");
 
   // Exactly one place may hold the data.
@@ -251,6 +311,10 @@ DecodedTensor decode_tensor(const ::onnx::TensorProto& t, const std::string& wha
     if (v.size) out.data = v.data;
     out.size = v.size;
     out.mapping = std::move(v.keep_alive);
+    if (packed) {
+      unpack_into(out, static_cast<const uint8_t*>(out.data), static_cast<uint64_t>(*count));
+      return out;
+    }
     to_native_order(out);
     return out;
   }
@@ -265,6 +329,10 @@ DecodedTensor decode_tensor(const ::onnx::TensorProto& t, const std::string& wha
     if (raw_data.size() != *need)
       invalid(what, "raw_data has " + std::to_string(raw_data.size()) + " bytes but shape " +
                         type_desc + " needs " + std::to_string(*need));
+    if (packed) {
+      unpack_into(out, raw_data.data(), static_cast<uint64_t>(*count));
+      return out;
+    }
     if (!raw_data.empty()) out.data = raw_data.data();  // else the non-NULL kEmpty
     out.size = *need;
     to_native_order(out);
@@ -278,13 +346,12 @@ DecodedTensor decode_tensor(const ::onnx::TensorProto& t, const std::string& wha
   if (present != expected)
     invalid(what, std::string(sdk::dtype_name(out.dtype)) + " data must be in " +
                       field_name(expected) + ", not " + field_name(present));
-  auto values = checked_mul(static_cast<uint64_t>(*count),
-                            static_cast<uint64_t>(values_per_element(out.dtype)));
+  auto values = typed_values(out.dtype, static_cast<uint64_t>(*count));
   if (!values || static_cast<uint64_t>(field_count(t, present)) != *values)
     invalid(what, std::string(field_name(present)) + " has " +
                       std::to_string(field_count(t, present)) + " values but shape " + type_desc +
                       " needs " + (values ? std::to_string(*values) : "more than addressable"));
-  decode_typed(t, what, present, out);
+  decode_typed(t, what, present, static_cast<uint64_t>(*count), out);
   if (out.size == 0) out.data = &kEmpty;
   return out;
 }
