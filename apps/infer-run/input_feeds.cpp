@@ -207,7 +207,7 @@ std::vector<InputFeed> prepare_inputs(const Options& options,
     if (file != files.end()) {
       feed.source = file->second;
       try {
-        feed.tensor = loom::apps::read_tensor_file(file->second).tensor;
+        feed.tensor = loom::apps::read_tensor_file(file->second, info.dtype).tensor;
       } catch (const loom::apps::TensorIoError& e) {
         // A file without the .npy magic is parsed as a TensorProto: when that fails too, say
         // it is neither, rather than only that it is no TensorProto (it may be a bad .npy).

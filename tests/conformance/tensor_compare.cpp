@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <loom/narrow_types.hpp>
 #include <loom_apps/dtype.hpp>
 
 namespace loom::conformance {
@@ -45,9 +46,14 @@ std::optional<std::string> compare_exact_bytes(const HostTensor& a, const HostTe
   size_t size = loom::apps::dtype_size(a.dtype);
   size_t differing = 0, first = 0;
   for (size_t i = 0; i < count; ++i) {
-    bool equal = a.dtype == LOOM_DTYPE_BOOL
-                     ? (a.as<uint8_t>()[i] != 0) == (e.as<uint8_t>()[i] != 0)
-                     : std::memcmp(a.data.data() + i * size, e.data.data() + i * size, size) == 0;
+    bool equal;
+    if (a.dtype == LOOM_DTYPE_BOOL)
+      equal = (a.as<uint8_t>()[i] != 0) == (e.as<uint8_t>()[i] != 0);
+    else if (loom::sdk::narrow::is_narrow_int(a.dtype))  // by value: a byte may not be normalized
+      equal = loom::sdk::narrow::int_value(a.dtype, a.as<uint8_t>()[i]) ==
+              loom::sdk::narrow::int_value(e.dtype, e.as<uint8_t>()[i]);
+    else
+      equal = std::memcmp(a.data.data() + i * size, e.data.data() + i * size, size) == 0;
     if (!equal && differing++ == 0) first = i;
   }
   if (differing == 0) return std::nullopt;

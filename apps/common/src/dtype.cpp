@@ -2,6 +2,7 @@
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <loom/narrow_types.hpp>
 #include <loom/plugin.hpp>
 #include <loom_apps/dtype.hpp>
 
@@ -19,7 +20,8 @@ std::string_view dtype_name(loom_dtype_t dtype) {
 
 bool dtype_is_float(loom_dtype_t dtype) {
   return dtype == LOOM_DTYPE_FLOAT16 || dtype == LOOM_DTYPE_FLOAT32 ||
-         dtype == LOOM_DTYPE_FLOAT64 || dtype == LOOM_DTYPE_BFLOAT16;
+         dtype == LOOM_DTYPE_FLOAT64 || dtype == LOOM_DTYPE_BFLOAT16 ||
+         sdk::narrow::is_narrow_float(dtype);
 }
 
 bool dtype_is_integer(loom_dtype_t dtype) {
@@ -34,7 +36,7 @@ bool dtype_is_integer(loom_dtype_t dtype) {
     case LOOM_DTYPE_UINT64:
       return true;
     default:
-      return false;
+      return sdk::narrow::is_narrow_int(dtype);
   }
 }
 
@@ -136,6 +138,9 @@ double element_as_double(loom_dtype_t dtype, const void* data, size_t index) {
     case LOOM_DTYPE_COMPLEX128:
       return load<double>(data, 2 * index);
     default:
+      // The narrow types of ABI 1.6: one byte per element, decoded exactly.
+      if (sdk::narrow::is_narrow(dtype))
+        return sdk::narrow::to_float(dtype, load<uint8_t>(data, index));
       return 0.0;
   }
 }

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <loom/narrow_types.hpp>
 #include <loom_apps/dtype.hpp>
 #include <loom_apps/npy.hpp>
 
@@ -64,7 +65,7 @@ void read_strings(HostTensor& t, const npy_detail::NpyType& type, const char* da
 
 }  // namespace
 
-HostTensor parse_npy(const std::string& bytes, const std::string& what) {
+HostTensor parse_npy(const std::string& bytes, const std::string& what, loom_dtype_t expected) {
   if (bytes.size() < kMagicSize + 4 || bytes.compare(0, kMagicSize, kMagic, kMagicSize) != 0)
     throw TensorIoError(fmt::format("{}: not a .npy file (bad magic)", what));
   unsigned major = static_cast<unsigned char>(bytes[6]);
@@ -91,7 +92,7 @@ HostTensor parse_npy(const std::string& bytes, const std::string& what) {
   if (header.fortran_order)
     throw TensorIoError(fmt::format(
         "{}: Fortran-order arrays are not supported; save np.ascontiguousarray(arr)", what));
-  npy_detail::NpyType type = npy_detail::parse_descr(header.descr, what);
+  npy_detail::NpyType type = npy_detail::parse_descr(header.descr, what, expected);
 
   HostTensor t;
   t.dtype = type.dtype;
@@ -120,12 +121,18 @@ HostTensor parse_npy(const std::string& bytes, const std::string& what) {
           throw TensorIoError(fmt::format("{}: bool element with value {} (must be 0 or 1)", what,
                                           static_cast<unsigned>(b)));
     }
+    // ml_dtypes keeps only the low bits of a sub-byte element (int4 -8 is 0x08); Loom's bytes
+    // are sign-extended.
+    if (sdk::narrow::is_narrow(type.dtype))
+      for (std::byte& b : t.data)
+        b = static_cast<std::byte>(
+            sdk::narrow::from_packed_bits(type.dtype, static_cast<uint8_t>(b)));
   }
   return t;
 }
 
-HostTensor read_npy(const std::string& path) {
-  return parse_npy(detail::read_file_bytes(path), path);
+HostTensor read_npy(const std::string& path, loom_dtype_t expected) {
+  return parse_npy(detail::read_file_bytes(path), path, expected);
 }
 
 std::string serialize_npy(const HostTensor& tensor) {
@@ -164,7 +171,13 @@ std::string serialize_npy(const HostTensor& tensor) {
       throw TensorIoError(fmt::format("tensor: {} data bytes do not match shape {} of {}",
                                       tensor.data.size(), tensor.shape_string(),
                                       dtype_name(tensor.dtype)));
+    size_t start = out.size();
     out.append(reinterpret_cast<const char*>(tensor.data.data()), tensor.data.size());
+    // The bits ml_dtypes reads (a sign-extended int4 byte as its low nibble).
+    if (sdk::narrow::is_narrow(tensor.dtype))
+      for (size_t i = start; i < out.size(); ++i)
+        out[i] =
+            static_cast<char>(static_cast<uint8_t>(out[i]) & sdk::narrow::value_mask(tensor.dtype));
   }
   return out;
 }

@@ -7,6 +7,8 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
+#include <loom/narrow_types.hpp>
+#include <loom/plugin.hpp>
 #include <loom_apps/dtype.hpp>
 
 namespace loom::apps::npy_detail {
@@ -131,7 +133,7 @@ NpyHeader parse_header_dict(const std::string& text, const std::string& what) {
   return DictReader(text, what).read();
 }
 
-NpyType parse_descr(const std::string& descr, const std::string& what) {
+NpyType parse_descr(const std::string& descr, const std::string& what, loom_dtype_t expected) {
   if (descr.size() < 2) throw TensorIoError(fmt::format("{}: invalid descr '{}'", what, descr));
   char order = descr[0];
   std::string code = descr.substr(1);
@@ -158,6 +160,17 @@ NpyType parse_descr(const std::string& descr, const std::string& what) {
   };
   for (const auto& entry : kTable)
     if (code == entry.code) return NpyType{entry.dtype, NpyType::Text::kNone, 0};
+  if (code == "V1") {
+    // Opaque bytes: which narrow type they are is not in the file.
+    if (sdk::narrow::is_narrow(expected)) return NpyType{expected, NpyType::Text::kNone, 0};
+    throw TensorIoError(fmt::format(
+        "{}: descr '{}' (opaque bytes, as numpy writes ml_dtypes' float8/int4/... arrays) is "
+        "read only where the expected element type is one of those; {}",
+        what, descr,
+        expected == LOOM_DTYPE_UNDEFINED
+            ? std::string("here it is not known")
+            : fmt::format("here it is {}", sdk::dtype_name(expected))));
+  }
 
   if (code[0] == 'S' || code[0] == 'U') {
     size_t width = 0;

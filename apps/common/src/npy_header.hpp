@@ -26,7 +26,10 @@ struct NpyType {
   enum class Text { kNone, kBytes, kUnicode } text = Text::kNone;
   size_t itemsize = 0;
 };
-NpyType parse_descr(const std::string& descr, const std::string& what);
+// `expected` resolves '|V1', which numpy writes for every one-byte ml_dtypes type (float8,
+// int4, ...): it is accepted only when the caller knows which narrow dtype it must be.
+NpyType parse_descr(const std::string& descr, const std::string& what,
+                    loom_dtype_t expected = LOOM_DTYPE_UNDEFINED);
 std::string descr_for(const HostTensor& tensor);
 
 }  // namespace loom::apps::npy_detail

@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
+#include <loom/narrow_types.hpp>
 #include <loom_apps/dtype.hpp>
 #include <loom_apps/tensor_proto.hpp>
 
@@ -17,7 +18,40 @@ namespace {
 constexpr size_t kMaxProtoBytes = (size_t{1} << 31) - 1;
 
 bool known_dtype(int32_t type) {
-  return type >= LOOM_DTYPE_FLOAT32 && type <= LOOM_DTYPE_BFLOAT16;
+  return type >= LOOM_DTYPE_FLOAT32 && type <= LOOM_DTYPE_FLOAT6E3M2;
+}
+
+// The sub-byte types, which a TensorProto packs (two 4-bit, four 2-bit, or four 6-bit values in
+// three bytes); in a HostTensor they take a byte each.
+bool is_packed(loom_dtype_t t) {
+  int bits = sdk::narrow::packed_bits(t);
+  return bits != 0 && bits < 8;
+}
+
+// int32_data of a narrow type: each value is a byte, one element (float8, float6, e8m0) or a
+// packed byte of several (the 4- and 2-bit types), as onnx.helper.make_tensor writes them.
+void read_narrow_int32(const onnx::TensorProto& p, HostTensor& t, size_t count,
+                       const std::string& what) {
+  const int bits = sdk::narrow::packed_bits(t.dtype);
+  const size_t need = bits == 4 || bits == 2 ? *sdk::narrow::packed_size(t.dtype, count) : count;
+  if (static_cast<size_t>(p.int32_data_size()) != need)
+    throw TensorIoError(fmt::format("{}: int32_data holds {} values, shape {} of {} needs {}", what,
+                                    p.int32_data_size(), t.shape_string(), dtype_name(t.dtype),
+                                    need));
+  std::vector<uint8_t> bytes(need);
+  for (size_t i = 0; i < need; ++i) {
+    int32_t v = p.int32_data(static_cast<int>(i));
+    if (v < 0 || v > 255)
+      throw TensorIoError(fmt::format("{}: int32_data[{}] = {} is not a byte of {}", what, i, v,
+                                      dtype_name(t.dtype)));
+    bytes[i] = static_cast<uint8_t>(v);
+  }
+  auto* out = reinterpret_cast<uint8_t*>(t.data.data());
+  if (bits == 4 || bits == 2) {
+    sdk::narrow::unpack(t.dtype, bytes.data(), count, out);
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) out[i] = sdk::narrow::from_packed_bits(t.dtype, bytes[i]);
 }
 
 template <typename Dst, typename Repeated>
@@ -67,6 +101,7 @@ void read_typed_fields(const onnx::TensorProto& p, HostTensor& t, size_t count,
       return;
     }
     default:
+      if (sdk::narrow::is_narrow(t.dtype)) return read_narrow_int32(p, t, count, what);
       throw TensorIoError(
           fmt::format("{}: unsupported data_type {}", what, static_cast<int>(t.dtype)));
   }
@@ -104,6 +139,18 @@ NamedTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string&
     return out;
   }
   size_t element = dtype_size(t.dtype);
+  if (proto.has_raw_data() && is_packed(t.dtype)) {
+    // count <= SIZE_MAX, so count * bits / 8 cannot overflow a uint64.
+    size_t need = *sdk::narrow::packed_size(t.dtype, count);
+    if (proto.raw_data().size() != need)
+      throw TensorIoError(fmt::format("{}: raw_data holds {} bytes, shape {} of {} needs {}", what,
+                                      proto.raw_data().size(), t.shape_string(),
+                                      dtype_name(t.dtype), need));
+    t.data.resize(count);
+    sdk::narrow::unpack(t.dtype, reinterpret_cast<const uint8_t*>(proto.raw_data().data()), count,
+                        reinterpret_cast<uint8_t*>(t.data.data()));
+    return out;
+  }
   if (proto.has_raw_data()) {
     if (count > SIZE_MAX / element || count * element != proto.raw_data().size())
       throw TensorIoError(fmt::format("{}: raw_data holds {} bytes, shape {} of {} needs {}", what,
@@ -217,7 +264,14 @@ std::string serialize_tensor_proto(const std::string& name, const HostTensor& te
       throw TensorIoError(fmt::format("tensor: {} data bytes do not match shape {} of {}",
                                       tensor.data.size(), tensor.shape_string(),
                                       dtype_name(tensor.dtype)));
-    proto.set_raw_data(tensor.data.data(), tensor.data.size());
+    if (is_packed(tensor.dtype)) {
+      std::string packed(*sdk::narrow::packed_size(tensor.dtype, count), '\0');
+      sdk::narrow::pack(tensor.dtype, reinterpret_cast<const uint8_t*>(tensor.data.data()), count,
+                        reinterpret_cast<uint8_t*>(packed.data()));
+      proto.set_raw_data(std::move(packed));
+    } else {
+      proto.set_raw_data(tensor.data.data(), tensor.data.size());
+    }
   }
   std::string bytes;
   if (!proto.SerializeToString(&bytes)) throw TensorIoError("TensorProto serialization failed");

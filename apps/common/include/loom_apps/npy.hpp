@@ -13,9 +13,12 @@
 
 namespace loom::apps {
 
-HostTensor read_npy(const std::string& path);
+// `expected`, when known (e.g. the model input's dtype), lets a '|V1' file -- numpy's descr for
+// every one-byte ml_dtypes array (float8, int4, ...) -- be read as that narrow dtype.
+HostTensor read_npy(const std::string& path, loom_dtype_t expected = LOOM_DTYPE_UNDEFINED);
 // Parses an in-memory .npy image; `what` names it in errors.
-HostTensor parse_npy(const std::string& bytes, const std::string& what);
+HostTensor parse_npy(const std::string& bytes, const std::string& what,
+                     loom_dtype_t expected = LOOM_DTYPE_UNDEFINED);
 
 // Writes version 1.0 (2.0 when the header needs it). Throws TensorIoError.
 void write_npy(const std::string& path, const HostTensor& tensor);

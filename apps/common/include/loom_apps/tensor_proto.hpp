@@ -33,6 +33,7 @@ NamedValue read_value_proto(const std::string& path, ValueKind expected);
 NamedValue parse_value_proto(const std::string& bytes, const std::string& what, ValueKind expected);
 
 // Reads `path` as .npy or TensorProto, chosen by content (the .npy magic), not by extension.
-NamedTensor read_tensor_file(const std::string& path);
+// `expected` as for read_npy: resolves '|V1' .npy files to a narrow dtype.
+NamedTensor read_tensor_file(const std::string& path, loom_dtype_t expected = LOOM_DTYPE_UNDEFINED);
 
 }  // namespace loom::apps
