@@ -13,7 +13,8 @@ using infer::Dims;
 using infer::NodeView;
 
 loom_dtype_t checked_dtype(const NodeView& v, int64_t code, const char* what) {
-  if (code < LOOM_DTYPE_FLOAT32 || code > LOOM_DTYPE_BFLOAT16)
+  // Up to the narrow types of ABI 1.6 (float8, float4, float6, int4, int2).
+  if (code < LOOM_DTYPE_FLOAT32 || code > LOOM_DTYPE_FLOAT6E3M2)
     v.fail(std::string(what) + " " + std::to_string(code) + " is not a supported element type");
   return static_cast<loom_dtype_t>(code);
 }
@@ -37,6 +38,18 @@ loom_dtype_t dtype_from_name(const NodeView& v, std::string_view name) {
       {"COMPLEX64", LOOM_DTYPE_COMPLEX64},
       {"COMPLEX128", LOOM_DTYPE_COMPLEX128},
       {"BFLOAT16", LOOM_DTYPE_BFLOAT16},
+      {"FLOAT8E4M3FN", LOOM_DTYPE_FLOAT8E4M3FN},
+      {"FLOAT8E4M3FNUZ", LOOM_DTYPE_FLOAT8E4M3FNUZ},
+      {"FLOAT8E5M2", LOOM_DTYPE_FLOAT8E5M2},
+      {"FLOAT8E5M2FNUZ", LOOM_DTYPE_FLOAT8E5M2FNUZ},
+      {"UINT4", LOOM_DTYPE_UINT4},
+      {"INT4", LOOM_DTYPE_INT4},
+      {"FLOAT4E2M1", LOOM_DTYPE_FLOAT4E2M1},
+      {"FLOAT8E8M0", LOOM_DTYPE_FLOAT8E8M0},
+      {"UINT2", LOOM_DTYPE_UINT2},
+      {"INT2", LOOM_DTYPE_INT2},
+      {"FLOAT6E2M3", LOOM_DTYPE_FLOAT6E2M3},
+      {"FLOAT6E3M2", LOOM_DTYPE_FLOAT6E3M2},
   };
   for (auto [n, t] : kNames)
     if (n == name) return t;
@@ -56,15 +69,23 @@ void cast_like(NodeView& v) {
   v.set_output(0, v.dtype(1), v.shape(0));
 }
 
-// QuantizeLinear(x, y_scale, y_zero_point?): y has the zero point's type, uint8 without one.
+// QuantizeLinear(x, y_scale, y_zero_point?): y has the zero point's type, else the type of
+// attribute output_dtype (opset 21), else uint8.
 void quantize_linear(NodeView& v) {
-  loom_dtype_t y = v.has_input(2) ? v.dtype(2) : LOOM_DTYPE_UINT8;
+  loom_dtype_t y = LOOM_DTYPE_UINT8;
+  if (v.has_input(2))
+    y = v.dtype(2);
+  else if (v.attrs().get_int("output_dtype", 0) != 0)
+    y = checked_dtype(v, v.attrs().get_int("output_dtype", 0), "attribute output_dtype =");
   v.set_output(0, y, v.shape(0));
 }
 
-// DequantizeLinear(x, x_scale, x_zero_point?): float32 (the scale's type) of x's shape.
+// DequantizeLinear(x, x_scale, x_zero_point?): the type of attribute output_dtype (opset 23),
+// else the scale's type, of x's shape.
 void dequantize_linear(NodeView& v) {
   loom_dtype_t y = v.dtype(1) != LOOM_DTYPE_UNDEFINED ? v.dtype(1) : LOOM_DTYPE_FLOAT32;
+  if (v.attrs().get_int("output_dtype", 0) != 0)
+    y = checked_dtype(v, v.attrs().get_int("output_dtype", 0), "attribute output_dtype =");
   v.set_output(0, y, v.shape(0));
 }
 
