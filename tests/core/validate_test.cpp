@@ -194,23 +194,23 @@ TEST_F(BuilderTest, UndeclaredDomainIsReported) {
 TEST_F(BuilderTest, DefaultOpsetNewerThanEverySchemaIsRefused) {
   ok(api->set_opset(&b, "", 999));
   relu_model();
-  EXPECT_EQ(schemas.newest_version(""), 19);
-  EXPECT_EQ(schemas.newest_version("ai.onnx"), 19);
+  EXPECT_EQ(schemas.newest_version(""), 28);
+  EXPECT_EQ(schemas.newest_version("ai.onnx"), 28);
   EXPECT_EQ(validate(),
             "the model imports opset 999 of the default domain (ai.onnx), newer than the newest "
-            "this runtime supports (19): re-export the model with opset <= 19 for ai.onnx "
+            "this runtime supports (28): re-export the model with opset <= 28 for ai.onnx "
             "(LOOM_ALLOW_NEWER_OPSETS=1 accepts it anyway, with a warning)");
   EXPECT_EQ(code, LOOM_ERROR_UNSUPPORTED);
 }
 
 TEST_F(BuilderTest, NewestKnownOpsetIsAcceptedAndTheNextRefused) {
-  ok(api->set_opset(&b, "", 19));
+  ok(api->set_opset(&b, "", 28));
   relu_model();
   EXPECT_EQ(validate(), "");
-  EXPECT_EQ(model.graph->nodes[0].opset, 19);
-  model.opsets[""] = 20;
+  EXPECT_EQ(model.graph->nodes[0].opset, 28);
+  model.opsets[""] = 29;
   std::string e = validate();
-  EXPECT_NE(e.find("imports opset 20 of the default domain"), std::string::npos) << e;
+  EXPECT_NE(e.find("imports opset 29 of the default domain"), std::string::npos) << e;
 }
 
 TEST_F(BuilderTest, NewerOpsetIsAcceptedWithAWarningWhenAllowed) {
@@ -222,11 +222,11 @@ TEST_F(BuilderTest, NewerOpsetIsAcceptedWithAWarningWhenAllowed) {
   EXPECT_EQ(validate(allow), "");
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("imports opset 999 of the default domain (ai.onnx), newer than the "
-                             "newest this runtime supports (19)"),
+                             "newest this runtime supports (28)"),
             std::string::npos)
       << warnings[0];
   EXPECT_NE(warnings[0].find("accepted because of the application's allow-newer-opsets option: "
-                             "it is validated and run with the opset-19 schemas"),
+                             "it is validated and run with the opset-28 schemas"),
             std::string::npos)
       << warnings[0];
   // Validated against the newest schemas: the node keeps the model's opset.
@@ -234,7 +234,7 @@ TEST_F(BuilderTest, NewerOpsetIsAcceptedWithAWarningWhenAllowed) {
 }
 
 TEST_F(BuilderTest, EnvironmentVariableDecidesWhenTheOptionIsUnset) {
-  ok(api->set_opset(&b, "", 25));
+  ok(api->set_opset(&b, "", 35));
   relu_model();
   std::vector<std::string> warnings;
   ValidateOptions unset{.allow_newer_opsets = std::nullopt,
@@ -242,38 +242,38 @@ TEST_F(BuilderTest, EnvironmentVariableDecidesWhenTheOptionIsUnset) {
   setenv("LOOM_ALLOW_NEWER_OPSETS", "1", 1);
   EXPECT_EQ(validate(unset), "");
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("opset 25 of the default domain (ai.onnx), newer than the newest "
-                             "this runtime supports (19); accepted because of "
+  EXPECT_NE(warnings[0].find("opset 35 of the default domain (ai.onnx), newer than the newest "
+                             "this runtime supports (28); accepted because of "
                              "LOOM_ALLOW_NEWER_OPSETS=1"),
             std::string::npos)
       << warnings[0];
   // Any other value is not a yes.
   setenv("LOOM_ALLOW_NEWER_OPSETS", "yes", 1);
-  EXPECT_NE(validate(unset).find("opset 25"), std::string::npos);
+  EXPECT_NE(validate(unset).find("opset 35"), std::string::npos);
 }
 
 TEST_F(BuilderTest, ExplicitRefusalIgnoresTheEnvironment) {
-  ok(api->set_opset(&b, "", 25));
+  ok(api->set_opset(&b, "", 35));
   relu_model();
   setenv("LOOM_ALLOW_NEWER_OPSETS", "1", 1);
   ValidateOptions refuse{.allow_newer_opsets = false, .warn = nullptr};
   // The application decided: no hint at a variable that would not help.
   EXPECT_EQ(validate(refuse),
-            "the model imports opset 25 of the default domain (ai.onnx), newer than the newest "
-            "this runtime supports (19): re-export the model with opset <= 19 for ai.onnx");
+            "the model imports opset 35 of the default domain (ai.onnx), newer than the newest "
+            "this runtime supports (28): re-export the model with opset <= 28 for ai.onnx");
 }
 
 TEST_F(BuilderTest, OtherDomainsCountOnlyWhenANodeUsesThem) {
   // Exporters import ai.onnx.ml without using it: an unused newer version is harmless.
   ok(api->set_opset(&b, "ai.onnx.ml", 99));
   relu_model("ai.onnx.ml", "Normalizer");
-  EXPECT_EQ(schemas.newest_version("ai.onnx.ml"), 3);
+  EXPECT_EQ(schemas.newest_version("ai.onnx.ml"), 5);
   std::string e = validate();
   EXPECT_EQ(e,
             "the model imports opset 99 of domain ai.onnx.ml, newer than the newest this runtime "
-            "supports (3): re-export the model with opset <= 3 for ai.onnx.ml "
+            "supports (5): re-export the model with opset <= 5 for ai.onnx.ml "
             "(LOOM_ALLOW_NEWER_OPSETS=1 accepts it anyway, with a warning)");
-  model.opsets["ai.onnx.ml"] = 3;
+  model.opsets["ai.onnx.ml"] = 5;
   EXPECT_EQ(validate(), "");
 }
 

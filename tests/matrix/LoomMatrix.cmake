@@ -147,12 +147,17 @@ function(loom_matrix_shipped out)
 endfunction()
 
 # loom_matrix_add_conformance(<name> RUNNER <target> EXPECTED <file> ROOTS <dirs...>
-#                             [FILTER <regex>] [TIMEOUT <s>])
-# Registers conformance_<name>; FILTER replaces the combination's conformance scope. RUNNER is
+#                             [FILTER <regex>] [TIMEOUT <s>] [SUITE <suite>])
+# Registers conformance_<name> (conformance_<suite>_<name> with SUITE); FILTER replaces the combination's conformance scope. RUNNER is
 # the loom-conformance target's name, so that ctest prefixes a cross-compiled build's emulator. A missing expected-failures file registers a test that fails
 # with the command that writes one, so a newly built combination cannot pass unnoticed.
 function(loom_matrix_add_conformance name)
-  cmake_parse_arguments(ARG "" "RUNNER;EXPECTED;TIMEOUT;FILTER" "ROOTS" ${ARGN})
+  cmake_parse_arguments(ARG "" "RUNNER;EXPECTED;TIMEOUT;FILTER;SUITE" "ROOTS" ${ARGN})
+  # SUITE names a second test suite run over the same combination: conformance_<SUITE>_<name>.
+  set(test_name conformance_${name})
+  if(ARG_SUITE)
+    set(test_name conformance_${ARG_SUITE}_${name})
+  endif()
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 3600)
   endif()
@@ -169,23 +174,26 @@ function(loom_matrix_add_conformance name)
     list(APPEND args --filter "${LOOM_MATRIX_SUBSET_FILTER}")
   endif()
   if(EXISTS "${ARG_EXPECTED}")
-    add_test(NAME conformance_${name}
+    add_test(NAME ${test_name}
              COMMAND ${ARG_RUNNER} ${args} --expected-failures "${ARG_EXPECTED}" ${ARG_ROOTS})
   else()
     string(JOIN " " write_command ${args} --write-failures "${ARG_EXPECTED}")
-    add_test(NAME conformance_${name}
+    add_test(NAME ${test_name}
              COMMAND "${CMAKE_COMMAND}" -E echo
-                     "conformance_${name}: ${ARG_EXPECTED} does not exist; write it with "
+                     "${test_name}: ${ARG_EXPECTED} does not exist; write it with "
                      "loom-conformance ${write_command}, review every reason and re-run cmake")
-    set_tests_properties(conformance_${name} PROPERTIES WILL_FAIL TRUE)
+    set_tests_properties(${test_name} PROPERTIES WILL_FAIL TRUE)
   endif()
   # Device program/pipeline caches (OpenCL, Vulkan, PoCL) go to the build tree, one per
   # combination, never to the user's ~/.cache.
-  set_tests_properties(conformance_${name} PROPERTIES
+  set_tests_properties(${test_name} PROPERTIES
                        LABELS "conformance;${LABELS}" TIMEOUT ${ARG_TIMEOUT}
                        ENVIRONMENT "XDG_CACHE_HOME=${LOOM_MATRIX_CACHE_ROOT}/${name}")
-  # Combinations that compile device programs fill their cache first (warm_device_cache.cmake).
-  if(DEVICES MATCHES "opencl|vulkan" AND TARGET infer-run)
+  # Combinations that compile device programs fill their cache first (warm_device_cache.cmake),
+  # once for all the suites run over the combination.
+  if(DEVICES MATCHES "opencl|vulkan" AND TARGET infer-run AND TEST matrix_warm_cache_${name})
+    set_tests_properties(${test_name} PROPERTIES FIXTURES_REQUIRED matrix_cache_${name})
+  elseif(DEVICES MATCHES "opencl|vulkan" AND TARGET infer-run)
     add_test(NAME matrix_warm_cache_${name}
              COMMAND "${CMAKE_COMMAND}" "-DINFER_RUN=$<TARGET_FILE:infer-run>" "-DPLUGIN_DIR=${DIR}"
                      "-DDEVICES=${DEVICES}"
@@ -195,7 +203,7 @@ function(loom_matrix_add_conformance name)
                          LABELS "conformance;${LABELS}" TIMEOUT 600
                          FIXTURES_SETUP matrix_cache_${name}
                          ENVIRONMENT "XDG_CACHE_HOME=${LOOM_MATRIX_CACHE_ROOT}/${name}")
-    set_tests_properties(conformance_${name} PROPERTIES FIXTURES_REQUIRED matrix_cache_${name})
+    set_tests_properties(${test_name} PROPERTIES FIXTURES_REQUIRED matrix_cache_${name})
   endif()
 endfunction()
 
