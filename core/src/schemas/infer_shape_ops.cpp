@@ -344,6 +344,13 @@ void space_to_depth(NodeView& v) {
   v.set_output(0, v.dtype(0), out);
 }
 
+// Opset 28 added `mode` (DCR or CRD), which orders the new channels but not the shape.
+void space_to_depth_28(NodeView& v) {
+  std::string mode = v.attrs().get_string("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") v.fail("unknown mode '" + mode + "' (expected DCR or CRD)");
+  space_to_depth(v);
+}
+
 const InferEntry kEntries[] = {
     {"", "Reshape", adapt<reshape>},
     {"", "Flatten", adapt<flatten>},
@@ -357,7 +364,8 @@ const InferEntry kEntries[] = {
     {"", "Shape", adapt<shape>},
     {"", "Size", adapt<size>},
     {"", "DepthToSpace", adapt<depth_to_space>},
-    {"", "SpaceToDepth", adapt<space_to_depth>},
+    {"", "SpaceToDepth", adapt<space_to_depth>, 1, 27},
+    {"", "SpaceToDepth", adapt<space_to_depth_28>, 28},
 };
 
 }  // namespace

@@ -55,7 +55,8 @@ void depth_to_space_kernel(KernelContext& ctx) {
   check_4d(ctx, in);
   const int64_t b = blocksize_of(ctx);
   const int64_t n = in.dims[0], c = in.dims[1], h = in.dims[2], w = in.dims[3];
-  if (c % (b * b) != 0)
+  // b > c means b * b > c (and guards the product against overflow): no whole block fits.
+  if (b > c || c % (b * b) != 0)
     fail(LOOM_ERROR_INVALID_ARGUMENT,
          ctx.where() + ": channels " + std::to_string(c) +
              " are not divisible by blocksize^2 = " + std::to_string(b * b));
@@ -86,8 +87,16 @@ void space_to_depth_kernel(KernelContext& ctx) {
     fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": height " + std::to_string(h) +
                                           " and width " + std::to_string(w) +
                                           " must be divisible by blocksize " + std::to_string(b));
+  // Opset 28 added `mode`; earlier opsets always order the new channels depth-column-row.
+  std::string mode = ctx.opset() >= 28 ? ctx.attrs().get_string("mode", "DCR") : "DCR";
   std::vector<int64_t> dims6 = {n, c, h / b, b, w / b, b};
-  std::vector<int64_t> perm = {0, 3, 5, 1, 2, 4};
+  std::vector<int64_t> perm;
+  if (mode == "DCR")
+    perm = {0, 3, 5, 1, 2, 4};  // channel index = (row * b + col) * c + depth
+  else if (mode == "CRD")
+    perm = {0, 1, 3, 5, 2, 4};  // channel index = (depth * b + row) * b + col
+  else
+    fail(LOOM_ERROR_INVALID_MODEL, ctx.where() + ": unknown mode '" + mode + "'");
   int64_t out_dims[4] = {n, c * b * b, h / b, w / b};
   OutputBuffer out(ctx, 0, in.dtype, out_dims);
   transpose_elements(ctx, in.data, dims6, perm, out.data(), element_size(ctx, in.dtype));
