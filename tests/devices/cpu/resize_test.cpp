@@ -105,6 +105,28 @@ TEST(Resize, DownsampleScalesUseFloorOfOutputSize) {
   expect_near(resize1d({0, 1, 2, 3, 4}, {0.5f}, {}, "linear", "half_pixel"), {0.5, 2.5});
 }
 
+// Resize-19 of a 1-D float input by a scale with half_pixel_symmetric coordinates.
+std::vector<float> resize1d_symmetric(std::vector<float> in, float scale) {
+  KernelHarness h("Resize", 19);
+  h.input(make_filled<float>({static_cast<int64_t>(in.size())}, in));
+  h.omitted_input();
+  h.input(make_filled<float>({1}, {scale}));
+  h.attr_string("mode", "linear");
+  h.attr_string("coordinate_transformation_mode", "half_pixel_symmetric");
+  return values_of<float>(h.run(1)[0]);
+}
+
+TEST(Resize, HalfPixelSymmetricCentresTheRoundedCanvas) {
+  // 4 * 0.6 = 2.4 -> 2 outputs; the dropped 0.4 pixel shifts the samples by
+  // 2 * (1 - 2 / 2.4) = 1/3: x_original = 0.5 + 1/3 and 2.1667 + 1/3.
+  expect_near(resize1d_symmetric({1, 2, 3, 4}, 0.6f), {1.6666667f, 3.3333333f});
+  // 2 * 2.94 = 5.88 -> 5 outputs (the ONNX upsample case's last axis).
+  expect_near(resize1d_symmetric({1, 2}, 2.94f), {1, 1.1598639f, 1.5f, 1.8401361f, 2});
+  // With a whole number of output pixels it is half_pixel.
+  expect_near(resize1d_symmetric({0, 1, 2, 3}, 0.5f),
+              resize1d({0, 1, 2, 3}, {0.5f}, {}, "linear", "half_pixel"));
+}
+
 TEST(Resize, KeepAspectRatioPolicyOfOpset18) {
   for (auto [policy, rows, cols] :
        {std::tuple{"not_larger", 2, 4}, std::tuple{"not_smaller", 4, 8}}) {

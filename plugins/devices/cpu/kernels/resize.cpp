@@ -105,14 +105,17 @@ Params read_params(const KernelContext& ctx) {
 }
 
 // Input coordinate of output index x. `out_len` is scale * in_len as a real number (the
-// ONNX reference uses it, not the rounded output size, in align_corners and crop modes).
+// ONNX reference uses it, not the rounded output size, in align_corners and crop modes);
+// `out_size` is the whole number of output pixels.
 double original_coordinate(const Params& p, double x, double scale, double in_len, double out_len,
-                           double roi_start, double roi_end) {
+                           double out_size, double roi_start, double roi_end) {
   switch (p.coord) {
     case Coord::kHalfPixel:
       return (x + 0.5) / scale - 0.5;
     case Coord::kHalfPixelSymmetric: {
-      const double adjustment = out_len / (scale * in_len);
+      // Centres the rounded output canvas on the input: the shift is the fraction of a pixel
+      // that rounding scale * in_len down to out_size dropped, split between both ends.
+      const double adjustment = out_size / out_len;
       const double center = in_len / 2;
       return center * (1 - adjustment) + (x + 0.5) / scale - 0.5;
     }
@@ -191,7 +194,7 @@ AxisTable build_table(const Params& p, int64_t in_len, int64_t out_len, double s
     t.begin[x] = static_cast<int64_t>(t.index.size());
     const double xo =
         original_coordinate(p, static_cast<double>(x), scale, static_cast<double>(in_len), real_out,
-                            roi_start, roi_end);
+                            static_cast<double>(out_len), roi_start, roi_end);
     if (p.coord == Coord::kTfCropAndResize && (xo < 0 || xo > static_cast<double>(in_len - 1))) {
       t.outside[x] = true;
       t.count[x] = 0;
