@@ -63,6 +63,23 @@ void group_norm(NodeView& v) {
   v.propagate(0, 0);
 }
 
+// GroupNormalization-21: scale and bias hold one value per channel; stash_type (a floating-point
+// element type) sets the precision of the statistics.
+void group_norm_21(NodeView& v) {
+  int64_t c = channels_of(v);
+  int64_t groups = v.attrs().get_int("num_groups", 0);
+  if (groups <= 0) v.fail("attribute num_groups must be positive");
+  if (c >= 0 && c % groups != 0)
+    v.fail(std::to_string(c) + " channels of X " + dims_to_string(v.shape(0)) +
+           " are not divisible by num_groups " + std::to_string(groups));
+  int64_t stash = v.attrs().get_int("stash_type", LOOM_DTYPE_FLOAT32);
+  if (stash != LOOM_DTYPE_FLOAT32 && stash != LOOM_DTYPE_FLOAT64 && stash != LOOM_DTYPE_FLOAT16 &&
+      stash != LOOM_DTYPE_BFLOAT16)
+    v.fail("stash_type " + std::to_string(stash) + " is not a floating-point type");
+  check_per_channel(v, 1, 2, c);
+  v.propagate(0, 0);
+}
+
 // LayerNormalization(X, Scale, B?): Y = X; Mean and InvStdDev keep X's leading dims and have
 // extent 1 from `axis` on, in the stash type (float by default).
 void layer_norm(NodeView& v) {
@@ -113,7 +130,8 @@ void lrn(NodeView& v) {
 const InferEntry kEntries[] = {
     {"", "BatchNormalization", adapt<batch_norm>},
     {"", "InstanceNormalization", adapt<instance_norm>},
-    {"", "GroupNormalization", adapt<group_norm>},
+    {"", "GroupNormalization", adapt<group_norm>, 18, 20},
+    {"", "GroupNormalization", adapt<group_norm_21>, 21},
     {"", "LayerNormalization", adapt<layer_norm>},
     {"", "LpNormalization", adapt<same_with_axis>},
     {"", "MeanVarianceNormalization", adapt<infer::same_as_input>},

@@ -183,6 +183,50 @@ TEST(GroupNormalizationOp, NormalisesChannelGroups) {
   expect_near_all(values_of<float>(h.run(1)[0]), want, 1e-5);
 }
 
+TEST(GroupNormalizationOp, Opset21ScalesAndShiftsEachChannel) {
+  const size_t n = 2, c = 4, hw = 3, groups = 2;
+  auto x = wave(n * c * hw);
+  const std::vector<float> scale = {2, -1, 0.5f, 3}, bias = {0.5f, 1, -2, 0};
+  KernelHarness h("GroupNormalization", 21);
+  h.input(make_filled<float>({2, 4, 3}, x));
+  h.input(make_filled<float>({4}, scale));
+  h.input(make_filled<float>({4}, bias));
+  h.attr_int("num_groups", 2);
+  h.attr_int("stash_type", 1);
+  const size_t per_group = c / groups, gsize = per_group * hw;
+  std::vector<double> want(x.size());
+  for (size_t g = 0; g < n * groups; ++g) {
+    double mean = 0, var = 0;
+    for (size_t i = 0; i < gsize; ++i) mean += x[g * gsize + i] / double(gsize);
+    for (size_t i = 0; i < gsize; ++i) var += std::pow(x[g * gsize + i] - mean, 2) / double(gsize);
+    for (size_t i = 0; i < gsize; ++i) {
+      const size_t ch = (g % groups) * per_group + i / hw;
+      want[g * gsize + i] =
+          (x[g * gsize + i] - mean) / std::sqrt(var + 1e-5) * scale[ch] + bias[ch];
+    }
+  }
+  expect_near_all(values_of<float>(h.run(1)[0]), want, 1e-5);
+}
+
+TEST(GroupNormalizationOp, ParameterCountFollowsTheOpset) {
+  // Opset 18 takes one value per group, 21 one per channel; each refuses the other's count.
+  for (auto [opset, count] : {std::pair{18, 4}, std::pair{21, 2}}) {
+    KernelHarness h("GroupNormalization", opset);
+    h.input(make_filled<float>({1, 4, 2}, wave(8)));
+    h.input(make_filled<float>({count}, std::vector<float>(size_t(count), 1)));
+    h.input(make_filled<float>({count}, std::vector<float>(size_t(count), 0)));
+    h.attr_int("num_groups", 2);
+    EXPECT_THROW(h.run(1), sdk::Error) << opset;
+  }
+  KernelHarness bad("GroupNormalization", 21);
+  bad.input(make_filled<float>({1, 4, 2}, wave(8)));
+  bad.input(make_filled<float>({4}, {1, 1, 1, 1}));
+  bad.input(make_filled<float>({4}, {0, 0, 0, 0}));
+  bad.attr_int("num_groups", 2);
+  bad.attr_int("stash_type", 6);  // int32
+  EXPECT_THROW(bad.run(1), sdk::Error);
+}
+
 TEST(LrnOp, MatchesCrossChannelFormula) {
   const int64_t n = 1, c = 5, hw = 4, size = 3;
   auto x = wave(size_t(n * c * hw));

@@ -2,7 +2,7 @@
 //   LayerNormalization (opset 17): each row of X's dims [axis, rank) is normalised and scaled
 //     by Scale (+ B), both broadcast to that trailing shape; optional Mean and InvStdDev
 //     outputs (shape of X with the normalised dims set to 1, type from stash_type).
-//   GroupNormalization (opset 18): [N, C, ...] split into num_groups groups of channels; the
+//   GroupNormalization (opsets 18, 21): [N, C, ...] split into num_groups groups of channels; the
 //     scale/bias hold one value per group (opset 18) or per channel (opset 21).
 // Statistics are accumulated in double, whatever the stash_type, which only makes them better.
 #include <cmath>
@@ -119,14 +119,27 @@ void group_norm_kernel(KernelContext& ctx) {
     fail(LOOM_ERROR_INVALID_MODEL, ctx.where() + ": num_groups " + std::to_string(groups) +
                                        " must be positive and divide the " +
                                        std::to_string(channels) + " channels");
+  // Opset 21 gives scale and bias per channel and adds stash_type (the statistics here are
+  // always accumulated in double, at least as precise as any stash type).
+  const bool per_channel_params = ctx.opset() >= 21;
+  if (per_channel_params) {
+    const int64_t stash = ctx.attrs().get_int("stash_type", 1);
+    if (stash != LOOM_DTYPE_FLOAT32 && stash != LOOM_DTYPE_FLOAT64 && stash != LOOM_DTYPE_FLOAT16 &&
+        stash != LOOM_DTYPE_BFLOAT16)
+      fail(LOOM_ERROR_INVALID_MODEL,
+           ctx.where() + ": stash_type " + std::to_string(stash) + " is not a floating-point type");
+  }
   const std::vector<double> scale = nn::float_values(ctx, ctx.required_input(1));
   const std::vector<double> bias = nn::float_values(ctx, ctx.required_input(2));
   const auto per_channel = [&](const std::vector<double>& v, const char* what) {
-    if (v.size() == static_cast<size_t>(channels)) return v;
-    if (v.size() != static_cast<size_t>(groups))
-      fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": " + what + " must have num_groups (" +
-                                            std::to_string(groups) + ") or C (" +
-                                            std::to_string(channels) + ") elements");
+    const int64_t want = per_channel_params ? channels : groups;
+    if (v.size() != static_cast<size_t>(want))
+      fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": " + what + " must have " +
+                                            (per_channel_params ? "C (" : "num_groups (") +
+                                            std::to_string(want) + ") elements in opset " +
+                                            std::to_string(ctx.opset()) + ", got " +
+                                            std::to_string(v.size()));
+    if (per_channel_params) return v;
     std::vector<double> out(static_cast<size_t>(channels));
     for (int64_t c = 0; c < channels; ++c) out[c] = v[c / (channels / groups)];
     return out;
