@@ -157,8 +157,32 @@ void grid_sample(NodeView& v) {
                     grid ? (*grid)[2] : kUnknownDim});
 }
 
+// GridSample-20+ (X [N, C, d_1..d_r], grid [N, o_1..o_r, r]): [N, C, o_1..o_r] for any r >= 1.
+void grid_sample_20(NodeView& v) {
+  std::optional<Dims> x = v.shape(0), grid = v.shape(1);
+  if (x && x->size() < 3)
+    v.fail("X " + dims_to_string(*x) + " must be [N, C, d_1, ...] (rank >= 3)");
+  if (grid && grid->size() < 3)
+    v.fail("grid " + dims_to_string(*grid) + " must be [N, o_1, ..., r] (rank >= 3)");
+  if (x && grid && x->size() != grid->size())
+    v.fail("grid " + dims_to_string(*grid) + " must have the rank of X " + dims_to_string(*x));
+  if (!x && !grid) return v.set_output_dtype(0, v.dtype(0));
+  const size_t rank = x ? x->size() : grid->size();
+  if (grid && x && grid->back() >= 0 && grid->back() != static_cast<int64_t>(rank - 2))
+    v.fail("the last extent of grid " + dims_to_string(*grid) + " must be the " +
+           std::to_string(rank - 2) + " spatial axes of X " + dims_to_string(*x));
+  Dims out(rank, kUnknownDim);
+  out[0] = infer::merge_dim(v, x ? (*x)[0] : kUnknownDim, grid ? (*grid)[0] : kUnknownDim,
+                            "batch extents of X and grid");
+  if (x) out[1] = (*x)[1];
+  if (grid)
+    for (size_t k = 2; k < rank; ++k) out[k] = (*grid)[k - 1];
+  v.set_output(0, v.dtype(0), out);
+}
+
 const InferEntry kEntries[] = {
-    {"", "GridSample", adapt<grid_sample>},
+    {"", "GridSample", adapt<grid_sample>, 16, 19},
+    {"", "GridSample", adapt<grid_sample_20>, 20},
     {"", "Resize", adapt<resize_10>, 10, 10},
     {"", "Resize", adapt<resize>, 11},
     {"", "Upsample", adapt<upsample>},
