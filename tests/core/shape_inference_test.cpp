@@ -162,6 +162,32 @@ TEST(PoolInference, MaxPoolPadsAndCeilMode) {
                       .attr("ceil_mode", int64_t{1})
                       .infer0(),
                   F32, {1, 1, 3, 3});
+  // ceil_mode never starts a window in the right padding (onnx test
+  // maxpool_2d_ceil_output_size_reduce_by_one): 2 would be 2 outputs rounded up, 1 remains.
+  EXPECT_INFERRED(TestNode("MaxPool", 12)
+                      .input(F32, {1, 1, 2, 2})
+                      .attr_ints("kernel_shape", {1, 1})
+                      .attr_ints("strides", {2, 2})
+                      .attr("ceil_mode", int64_t{1})
+                      .infer0(),
+                  F32, {1, 1, 1, 1});
+  EXPECT_INFERRED(TestNode("AveragePool", 19)
+                      .input(F32, {1, 1, 4, 4})
+                      .attr_ints("kernel_shape", {2, 2})
+                      .attr_ints("strides", {2, 2})
+                      .attr_ints("pads", {0, 0, 1, 1})
+                      .attr("ceil_mode", int64_t{1})
+                      .infer0(),
+                  F32, {1, 1, 2, 2});
+  // A last window starting in the left padding or the input stays.
+  EXPECT_INFERRED(TestNode("AveragePool", 19)
+                      .input(F32, {1, 1, 4, 4})
+                      .attr_ints("kernel_shape", {3, 3})
+                      .attr_ints("strides", {2, 2})
+                      .attr_ints("pads", {1, 1, 1, 1})
+                      .attr("ceil_mode", int64_t{1})
+                      .infer0(),
+                  F32, {1, 1, 3, 3});
   EXPECT_INFERRED(TestNode("AveragePool")
                       .input(F32, {1, 1, 6, 6})
                       .attr_ints("kernel_shape", {3, 3})

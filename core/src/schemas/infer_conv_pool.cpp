@@ -108,6 +108,10 @@ Dims window_output(const NodeView& v, const Dims& in, const Window& w) {
              ") is larger than the padded input extent " + std::to_string(padded) +
              " of spatial dimension " + std::to_string(k));
     out[k] = div_round(padded - effective, w.strides[k], w.ceil_mode) + 1;
+    // ceil_mode: a last window that would start in the right padding is dropped (ONNX 1.16's
+    // clarification; onnxruntime and PyTorch do the same). Devices size their outputs from here.
+    const int64_t begin_pad = w.auto_pad == "NOTSET" ? w.pads[k] : 0;
+    if (w.ceil_mode && out[k] > 1 && (out[k] - 1) * w.strides[k] >= in[k] + begin_pad) --out[k];
   }
   return out;
 }
