@@ -6,6 +6,7 @@
 #include <cmath>
 #include <complex>
 #include <numbers>
+#include <optional>
 #include <random>
 
 #include "testing/kernel_harness.hpp"
@@ -60,6 +61,77 @@ TEST(SignalKernels, DftMatchesDirectSum) {
   check_dft(16, 0, true, false);   // inverse
   check_dft(5, 8, false, true);    // zero padding + onesided
   check_dft(12, 7, false, false);  // truncation
+}
+
+// DFT-20 of a real [1, 2, 3, 1] signal along the axis given as input 2 (absent: -2).
+std::vector<float> dft20(const std::vector<float>& x, std::optional<int64_t> axis,
+                         std::vector<int64_t>* dims = nullptr) {
+  KernelHarness h("DFT", 20);
+  h.input(make_filled<float>({1, 2, 3, 1}, x));
+  if (axis) {
+    h.omitted_input();
+    h.input(make_filled<int64_t>({}, {*axis}));
+  }
+  Tensor y = h.run(1)[0];
+  if (dims) *dims = testing::shape(y);
+  return values_of<float>(y);
+}
+
+TEST(SignalKernels, Dft20TakesTheAxisAsAnInput) {
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};  // rows (1, 2, 3) and (4, 5, 6)
+  std::vector<int64_t> dims;
+  // Default -2: along the rows' 3 elements. Bin 0 is the row sum.
+  auto last = dft20(x, std::nullopt, &dims);
+  EXPECT_EQ(dims, (std::vector<int64_t>{1, 2, 3, 2}));
+  EXPECT_NEAR(last[0], 6, 1e-5);
+  EXPECT_NEAR(last[6], 15, 1e-5);
+  EXPECT_EQ(dft20(x, 2), last);
+  // Axis 1 (or -3): along the 2 rows: bin 0 the column sums, bin 1 their differences.
+  auto rows = dft20(x, 1, &dims);
+  EXPECT_EQ(dims, (std::vector<int64_t>{1, 2, 3, 2}));
+  EXPECT_EQ(rows, (std::vector<float>{5, 0, 7, 0, 9, 0, -3, 0, -3, 0, -3, 0}));
+  EXPECT_EQ(dft20(x, -3), rows);
+  // Axis 0 is a valid (if trivial) signal axis of length 1; -1 is the real/imaginary axis.
+  EXPECT_EQ(dft20(x, 0), (std::vector<float>{1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0}));
+  EXPECT_THROW(dft20(x, -1), sdk::Error);
+  EXPECT_THROW(dft20(x, 3), sdk::Error);
+}
+
+TEST(SignalKernels, InverseOnesidedIsTheRealIrfft) {
+  // The one-sided spectrum of a real signal of length 6 (bins 0..3) inverts back to the signal
+  // with the default dft_length 2 * (4 - 1) = 6, in a real [..., 6, 1] output.
+  const std::vector<double> signal = {1, -2, 3, 0.5, 4, -1};
+  std::vector<std::complex<double>> c(signal.begin(), signal.end());
+  auto spectrum = naive_dft(c, 6, false);
+  std::vector<float> half;
+  for (int k = 0; k < 4; ++k) {
+    half.push_back(static_cast<float>(spectrum[k].real()));
+    half.push_back(static_cast<float>(spectrum[k].imag()));
+  }
+  for (int64_t opset : {17, 20}) {
+    KernelHarness h("DFT", opset);
+    h.attr_int("inverse", 1);
+    h.attr_int("onesided", 1);
+    if (opset == 17) h.attr_int("axis", 1);
+    h.input(make_filled<float>({1, 4, 2}, half));
+    Tensor y = h.run(1)[0];
+    EXPECT_EQ(testing::shape(y), (std::vector<int64_t>{1, 6, 1}));
+    auto got = values_of<float>(y);
+    for (size_t j = 0; j < signal.size(); ++j) EXPECT_NEAR(got[j], signal[j], 1e-5) << j;
+  }
+  // An explicit odd dft_length uses bins 0..2 only.
+  KernelHarness odd("DFT", 20);
+  odd.attr_int("inverse", 1);
+  odd.attr_int("onesided", 1);
+  odd.input(make_filled<float>({1, 4, 2}, half));
+  odd.input(make_filled<int64_t>({}, {5}));
+  EXPECT_EQ(testing::shape(odd.run(1)[0]), (std::vector<int64_t>{1, 5, 1}));
+  // One bin gives no default length.
+  KernelHarness one("DFT", 20);
+  one.attr_int("inverse", 1);
+  one.attr_int("onesided", 1);
+  one.input(make_filled<float>({1, 1, 2}, {1, 0}));
+  EXPECT_THROW(one.run(1), sdk::Error);
 }
 
 TEST(SignalKernels, StftFramesWithWindow) {
@@ -186,10 +258,12 @@ TEST(MiscMathKernels, BernoulliAndMultinomialRespectProbabilities) {
 }
 
 TEST(SignalKernels, BadAxisShortSignalAndHugeWindowAreErrors) {
-  KernelHarness dft("DFT", 17);
-  dft.attr_int("axis", 0);  // the batch axis
-  dft.input(make_filled<float>({1, 4, 1}, {1, 2, 3, 4}));
-  EXPECT_THROW(dft.run(1), sdk::Error);
+  for (int64_t axis : {-1, 2, -4}) {  // the real/imaginary axis, past it, before the first
+    KernelHarness dft("DFT", 17);
+    dft.attr_int("axis", axis);
+    dft.input(make_filled<float>({1, 4, 1}, {1, 2, 3, 4}));
+    EXPECT_THROW(dft.run(1), sdk::Error) << axis;
+  }
 
   KernelHarness stft("STFT", 17);
   stft.input(make_filled<float>({1, 3, 1}, {1, 2, 3}));

@@ -1,4 +1,4 @@
-// DFT (17) and STFT (17). Signals are real ([..., 1]) or complex ([..., 2]: real, imaginary);
+// DFT (17, 20) and STFT (17). Signals are real ([..., 1]) or complex ([..., 2]: real, imaginary);
 // outputs are complex ([..., 2]). Transforms run in double: a radix-2 FFT for power-of-two
 // lengths and a direct O(n²) DFT with an exact twiddle table otherwise.
 //   forward: X[k] = Σ_j x[j]·e^{-2πi·jk/n}     inverse: x[j] = (1/n)·Σ_k X[k]·e^{+2πi·jk/n}
@@ -63,53 +63,71 @@ void require_signal(const KernelContext& ctx, const loom_tensor_t& t, int32_t mi
   dispatch<kFloats>(t.dtype, ctx.where(), []<typename T>() {});
 }
 
+// DFT along one signal axis. Opset 17 names the axis by attribute (default 1), opset 20 by an
+// optional scalar input (default -2); either counts negative values from the back of the
+// whole rank, whose last axis (real, imaginary) is never a signal axis. onesided + inverse is
+// the IRFFT: the input holds the first bins of a Hermitian spectrum and the output is real.
 void dft_kernel(KernelContext& ctx) {
   const std::string where = ctx.where();
   const loom_tensor_t& x = ctx.required_input(0);
-  require_signal(ctx, x, 3);
-  const int64_t axis = misc::normalize_axis(ctx.attrs().get_int("axis", 1), x.rank, where);
-  if (axis < 1 || axis > x.rank - 2)
-    fail(LOOM_ERROR_INVALID_MODEL, where +
-                                       ": axis must name a signal dimension (not the batch "
-                                       "or the real/imaginary dimension)");
+  require_signal(ctx, x, 2);
+  int64_t axis = ctx.opset() >= 20 ? -2 : ctx.attrs().get_int("axis", 1);
+  if (ctx.opset() >= 20)
+    if (const loom_tensor_t* a = ctx.input(2)) axis = misc::read_scalar_int(*a, where + " axis");
+  if (axis < -x.rank || axis > x.rank - 2 || axis == -1)
+    fail(LOOM_ERROR_INVALID_MODEL, where + ": axis " + std::to_string(axis) +
+                                       " is not a signal axis of a rank-" + std::to_string(x.rank) +
+                                       " input (range [-r, -2] or [0, r - 2])");
+  if (axis < 0) axis += x.rank;
   const bool inverse = ctx.attrs().get_int("inverse", 0) != 0;
   const bool onesided = ctx.attrs().get_int("onesided", 0) != 0;
+  const bool irfft = inverse && onesided;
   const int64_t len_in = x.dims[axis];
-  int64_t n = len_in;
+  int64_t n = irfft ? 2 * (len_in - 1) : len_in;
   if (const loom_tensor_t* t = ctx.input(1); t && misc::count_of(*t) > 0) {
     n = misc::read_scalar_int(*t, where + " dft_length");
     if (n <= 0) fail(LOOM_ERROR_INVALID_MODEL, where + ": dft_length must be positive");
+  } else if (n <= 0) {
+    fail(LOOM_ERROR_INVALID_MODEL, where + ": a one-sided spectrum of " + std::to_string(len_in) +
+                                       " bins has no default dft_length 2 * (bins - 1)");
   }
-  const int64_t bins = onesided ? n / 2 + 1 : n;
+  const int64_t bins = onesided && !irfft ? n / 2 + 1 : n;
+  const int64_t out_comps = irfft ? 1 : 2;
   std::vector<int64_t> out_dims = misc::dims_of(x);
   out_dims[axis] = bins;
-  out_dims.back() = 2;
-  int64_t outer_count = 1;
-  for (int64_t d : out_dims) outer_count *= d;
-  misc::check_output_size(outer_count + n, where);
+  out_dims.back() = out_comps;
+  misc::check_output_size(sdk::element_count(out_dims) + n, where);
   const int64_t comps = x.dims[x.rank - 1];
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= x.dims[i];
   for (int64_t i = axis + 1; i < x.rank - 1; ++i) inner *= x.dims[i];
   const std::vector<double> in = misc::read_as<double>(x, where);
-  std::vector<double> out(static_cast<size_t>(outer * bins * inner * 2));
+  std::vector<double> out(static_cast<size_t>(outer * bins * inner * out_comps));
   std::vector<Complex> line(static_cast<size_t>(n));
+  const auto sample = [&](int64_t o, int64_t i, int64_t j) {
+    if (j >= len_in) return Complex(0);
+    const double* p = &in[((o * len_in + j) * inner + i) * comps];
+    return Complex(p[0], comps == 2 ? p[1] : 0.0);
+  };
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        if (j >= len_in) {
-          line[j] = 0;
-          continue;
-        }
-        const double* p = &in[((o * len_in + j) * inner + i) * comps];
-        line[j] = Complex(p[0], comps == 2 ? p[1] : 0.0);
+      if (irfft) {
+        // Rebuild the full spectrum from bins 0..n/2 (X[n-k] = conj X[k]); as numpy's irfft
+        // does, the imaginary parts of bin 0 and (for even n) bin n/2 do not count.
+        const int64_t half = n / 2;
+        for (int64_t k = 0; k <= half; ++k) line[k] = sample(o, i, k);
+        line[0].imag(0);
+        if (n % 2 == 0) line[half].imag(0);
+        for (int64_t k = half + 1; k < n; ++k) line[k] = std::conj(line[n - k]);
+      } else {
+        for (int64_t j = 0; j < n; ++j) line[j] = sample(o, i, j);
       }
       transform(line, inverse);
       const double scale = inverse ? 1.0 / static_cast<double>(n) : 1.0;
       for (int64_t k = 0; k < bins; ++k) {
-        double* q = &out[((o * bins + k) * inner + i) * 2];
+        double* q = &out[((o * bins + k) * inner + i) * out_comps];
         q[0] = line[k].real() * scale;
-        q[1] = line[k].imag() * scale;
+        if (!irfft) q[1] = line[k].imag() * scale;
       }
     }
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, out_dims);
