@@ -168,5 +168,32 @@ TEST(ArgMax, KeepdimsAndSelectLastIndex) {
   }
 }
 
+TEST(ReduceBool, Opset20MaxIsAnyAndMinIsAll) {
+  for (auto [op, want] : {std::pair{"ReduceMax", std::vector<bool>{true, false, true}},
+                          std::pair{"ReduceMin", std::vector<bool>{false, false, true}}}) {
+    KernelHarness h(op, 20);
+    h.input(make_filled<bool>({3, 2}, {true, false, false, false, true, true}));
+    h.input(make_filled<int64_t>({1}, {1}));
+    h.attr_int("keepdims", 0);
+    Tensor y = h.run(1)[0];
+    EXPECT_EQ(y.view.dtype, LOOM_DTYPE_BOOL);
+    const bool* p = static_cast<const bool*>(y.view.data);
+    EXPECT_EQ(std::vector<bool>(p, p + 3), want) << op;
+  }
+  // Over an empty set: the identities, false for max and true for min.
+  for (auto [op, want] : {std::pair{"ReduceMax", false}, std::pair{"ReduceMin", true}}) {
+    KernelHarness h(op, 20);
+    h.input(make_filled<bool>({0, 2}, {}));
+    h.input(make_filled<int64_t>({1}, {0}));
+    Tensor y = h.run(1)[0];
+    EXPECT_EQ(testing::shape(y), (std::vector<int64_t>{1, 2}));
+    EXPECT_EQ(static_cast<const bool*>(y.view.data)[1], want) << op;
+  }
+  // Bool is not a ReduceMax type before opset 20.
+  KernelHarness old("ReduceMax", 18);
+  old.input(make_filled<bool>({2}, {true, false}));
+  EXPECT_THROW(old.run(1), Error);
+}
+
 }  // namespace
 }  // namespace loom::cpu

@@ -88,7 +88,10 @@ void bitwise_kernel(KernelContext& ctx) {
   });
 }
 
-// BitShift on unsigned integers; shifting by the bit width or more gives 0 (as numpy does).
+// BitShift on unsigned integers, and from opset 28 on signed ones: a right shift of a signed
+// value is arithmetic; a left shift works on the two's-complement bits (what passes the sign bit
+// is lost). A shift by a negative amount or by the bit width or more leaves only the sign
+// fill: -1 for a right shift of a negative value, 0 otherwise.
 void bit_shift_kernel(KernelContext& ctx) {
   const loom_tensor_t& a = ctx.required_input(0);
   const loom_tensor_t& b = ctx.required_input(1);
@@ -100,12 +103,25 @@ void bit_shift_kernel(KernelContext& ctx) {
   const bool left = direction == "LEFT";
   std::vector<int64_t> shape = broadcast_shapes(ctx, {&a, &b});
   loom_tensor_t& out = ctx.allocate_output(0, a.dtype, shape);
-  dispatch<kUnsignedInts>(a.dtype, ctx.where(), [&]<typename T>() {
+  const auto shift = [&]<typename T>() {
+    using U = std::make_unsigned_t<T>;
     broadcast_binary<T, T, T>(ctx, a, b, out, [left](T x, T y) {
-      if (y >= sizeof(T) * 8) return T(0);
-      return left ? static_cast<T>(x << y) : static_cast<T>(x >> y);
+      bool out_of_range = static_cast<U>(y) >= sizeof(T) * 8;
+      bool negative = false;
+      if constexpr (std::is_signed_v<T>) {
+        out_of_range = out_of_range || y < 0;
+        negative = x < 0;
+      }
+      if (out_of_range) return !left && negative ? static_cast<T>(-1) : T(0);
+      if (left) return static_cast<T>(static_cast<U>(static_cast<U>(x) << y));
+      // >> of a negative signed value is arithmetic in C++20.
+      return static_cast<T>(x >> y);
     });
-  });
+  };
+  if (ctx.opset() >= 28)
+    dispatch<kUnsignedInts | kSignedInts>(a.dtype, ctx.where(), shift);
+  else
+    dispatch<kUnsignedInts>(a.dtype, ctx.where(), shift);
 }
 
 // Where(condition, X, Y): three-way broadcast.

@@ -316,11 +316,19 @@ void reduce_kernel(KernelContext& ctx) {
       out_shape.push_back(1);
   }
   loom_tensor_t& out = ctx.allocate_output(0, x.dtype, out_shape);
-  dispatch<kNumeric>(x.dtype, ctx.where(), [&]<typename T>() {
+  // Opset 20 lets ReduceMax/ReduceMin take bool (false < true): reduce the 0/1 bytes as uint8.
+  // Over an empty set they give the identity, false for max and true for min.
+  constexpr bool kMaxMin = Op == Red::kMax || Op == Red::kMin;
+  const bool as_bool = kMaxMin && x.dtype == LOOM_DTYPE_BOOL && ctx.opset() >= 20;
+  dispatch<kNumeric>(as_bool ? LOOM_DTYPE_UINT8 : x.dtype, ctx.where(), [&]<typename T>() {
     using A = acc_t<T>;
     ReducePlan plan(sdk::shape_of(x), reduced);
     const size_t n = static_cast<size_t>(sdk::element_count(out));
     if (n == 0) return;
+    if (as_bool && plan.count == 0) {
+      std::fill_n(static_cast<uint8_t*>(out.data), n, Op == Red::kMin ? 1 : 0);
+      return;
+    }
     if (plan.count == 0 && (Op == Red::kMax || Op == Red::kMin) && std::is_integral_v<T>)
       fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": cannot reduce an empty set of integers");
     std::vector<A> acc(n), shift;
