@@ -529,6 +529,10 @@ std::optional<std::string> why_quantized_unsupported(const loom_graph_t& graph,
     if (!x || (!int8_type(x->dtype) && x->dtype != LOOM_DTYPE_INT32))
       return "DequantizeLinear of a type other than int8, uint8 or int32";
     if (sdk::Attributes(node).get_int("block_size", 0) != 0) return "blocked quantization";
+    // Opset 23's output_dtype: the reorders write float32 only (the cpu device does the rest).
+    int64_t output_dtype = sdk::Attributes(node).get_int("output_dtype", 0);
+    if (output_dtype != 0 && output_dtype != LOOM_DTYPE_FLOAT32)
+      return "DequantizeLinear to a type other than float32";
     std::string why = check_params(graph, node, 1, is_constant(x));
     if (!why.empty()) return why;
     if (!out(0) || out(0)->dtype != LOOM_DTYPE_FLOAT32) return "a result other than float32";
@@ -538,7 +542,16 @@ std::optional<std::string> why_quantized_unsupported(const loom_graph_t& graph,
     Info x = in(0), y = out(0);
     if (!x || x->dtype != LOOM_DTYPE_FLOAT32) return "QuantizeLinear of a type other than float32";
     if (!y || !int8_type(y->dtype)) return "QuantizeLinear to a type other than int8 or uint8";
-    if (sdk::Attributes(node).get_int("block_size", 0) != 0) return "blocked quantization";
+    const sdk::Attributes attrs(node);
+    // Opset 21's output_dtype (when y's type is not known yet) and opset 23's precision: the
+    // reorders quantize to 8 bits dividing in float32; the cpu device does the rest.
+    int64_t output_dtype = attrs.get_int("output_dtype", 0);
+    if (output_dtype != 0 && !int8_type(static_cast<loom_dtype_t>(output_dtype)))
+      return "QuantizeLinear to a type other than int8 or uint8";
+    int64_t precision = attrs.get_int("precision", 0);
+    if (precision != 0 && precision != LOOM_DTYPE_FLOAT32)
+      return "QuantizeLinear computed in a precision other than float32";
+    if (attrs.get_int("block_size", 0) != 0) return "blocked quantization";
     return check_params(graph, node, 1, false);
   }
   if (op == "QLinearConv" || op == "QLinearMatMul") {

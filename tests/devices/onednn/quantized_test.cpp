@@ -590,8 +590,8 @@ TEST(OnednnQuantRefused, ScalesShorterThanTheirAxis) {
   std::filesystem::remove(path);
 }
 
-// Blocked quantization (opset 21's block_size) of an activation: onednn refuses it (the cpu
-// device runs it).
+// Blocked quantization (opset 21's block_size) of an activation: onednn refuses it and the cpu
+// device runs it.
 TEST(OnednnQuantRefused, BlockedQuantization) {
   ModelBuilder m(21);
   m.input("x", LOOM_DTYPE_FLOAT32, {1, 4, 8});
@@ -600,7 +600,44 @@ TEST(OnednnQuantRefused, BlockedQuantization) {
   m.node("QuantizeLinear", {"x", "s", "z"}, {"q"}).i("axis", 2).i("block_size", 4);
   m.node("DequantizeLinear", {"q", "s", "z"}, {"y"}).i("axis", 2).i("block_size", 4);
   m.output("y");
-  expect_refused(m, {1, 4, 8}, "blocked quantization", /*run_with_fallback=*/false);
+  expect_refused(m, {1, 4, 8}, "blocked quantization");
+}
+
+// QuantizeLinear to the narrow types (opset 21's int4 through output_dtype, no zero point):
+// onednn's 8-bit reorders refuse them and the cpu device runs them.
+TEST(OnednnQuantRefused, Int4Quantization) {
+  ModelBuilder m(21);
+  m.input("x", LOOM_DTYPE_FLOAT32, {2, 6});
+  m.initializer("s", scalar(0.25f));
+  m.node("QuantizeLinear", {"x", "s"}, {"q"}).i("output_dtype", LOOM_DTYPE_INT4);
+  m.node("DequantizeLinear", {"q", "s"}, {"y"});
+  m.output("y");
+  expect_refused(m, {2, 6}, "QuantizeLinear to a type other than int8 or uint8");
+}
+
+// Opset 23's precision: onednn divides in float32 only, so float64 is left to the cpu device.
+TEST(OnednnQuantRefused, Float64Precision) {
+  ModelBuilder m(23);
+  m.input("x", LOOM_DTYPE_FLOAT32, {2, 6});
+  m.initializer("s", scalar(0.25f));
+  m.initializer("z", int_tensor(LOOM_DTYPE_UINT8, {}, {128}));
+  m.node("QuantizeLinear", {"x", "s", "z"}, {"q"}).i("precision", LOOM_DTYPE_FLOAT64);
+  m.node("DequantizeLinear", {"q", "s", "z"}, {"y"});
+  m.output("y");
+  expect_refused(m, {2, 6}, "precision other than float32");
+}
+
+// Opset 23's output_dtype of DequantizeLinear: onednn writes float32 only.
+TEST(OnednnQuantRefused, Float16Dequantization) {
+  ModelBuilder m(23);
+  m.input("x", LOOM_DTYPE_FLOAT32, {2, 6});
+  m.initializer("s", scalar(0.25f));
+  m.initializer("z", int_tensor(LOOM_DTYPE_UINT8, {}, {128}));
+  m.node("QuantizeLinear", {"x", "s", "z"}, {"q"});
+  m.node("DequantizeLinear", {"q", "s", "z"}, {"h"}).i("output_dtype", LOOM_DTYPE_FLOAT16);
+  m.node("Cast", {"h"}, {"y"}).i("to", LOOM_DTYPE_FLOAT32);
+  m.output("y");
+  expect_refused(m, {2, 6}, "DequantizeLinear to a type other than float32");
 }
 
 }  // namespace
