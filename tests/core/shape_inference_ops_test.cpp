@@ -234,6 +234,11 @@ TEST(ShapeOpInference, ShapeSizeConstants) {
       TestNode("Range").input(I64, {}).input(I64, {}).input(I64, {}).infer0();
   EXPECT_EQ(runtime_range.rank, 1);
   EXPECT_EQ(runtime_range.dims[0], U);
+  // A 1-D input of unknown extent may hold one element (AffineGrid's function body gives Range
+  // one from an If); only a known extent other than 1, or a higher rank, is refused.
+  EXPECT_EQ(TestNode("Range").input(I64, {}).input(I64, {U}).input(I64, {}).infer0().rank, 1);
+  EXPECT_ANY_THROW(TestNode("Range").input(I64, {}).input(I64, {2}).input(I64, {}).infer0());
+  EXPECT_ANY_THROW(TestNode("Range").input(I64, {}).input(I64, {1, 1}).input(I64, {}).infer0());
 }
 
 TEST(ShapeOpInference, MalformedConstantIsRejected) {
@@ -364,7 +369,6 @@ TEST(RecurrentInference, LstmShapes) {
   bad.input(F32, {7, 2, 10}).input(F32, {1, 20, 12}).input(F32, {1, 20, 20});
   expect_invalid(bad, "input sizes of X and W disagree: 10 vs 12");
 }
-
 
 TEST(ControlFlowInference, IfJoinsBranchShapes) {
   TestGraph then_graph(F32, {2, 3}), else_graph(F32, {2, 5});

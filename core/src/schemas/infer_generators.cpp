@@ -63,8 +63,11 @@ void constant_of_shape(NodeView& v) {
 void range(NodeView& v) {
   loom_dtype_t dtype = v.dtype(0);
   for (size_t i = 0; i < 3; ++i) {
+    // A one-element 1-D tensor is accepted as a scalar (the reference does, and ONNX's own
+    // function bodies, e.g. AffineGrid's, feed Range such values); a 1-D extent that inference
+    // could not fix (an If merging branches) may be that, and the kernel checks it at run time.
     std::optional<Dims> s = v.shape(i);
-    if (s && !s->empty() && !(s->size() == 1 && (*s)[0] == 1))
+    if (s && !s->empty() && !(s->size() == 1 && ((*s)[0] == 1 || (*s)[0] == kUnknownDim)))
       v.fail("input " + std::to_string(i) + " " + dims_to_string(*s) + " must be a scalar");
   }
   int64_t count = kUnknownDim;
