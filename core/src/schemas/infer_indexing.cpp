@@ -185,6 +185,7 @@ const InferEntry kEntries[] = {
     {"", "ScatterND", adapt<same_as_data>},
     {"", "Trilu", adapt<same_as_data>},
     {"", "CumSum", adapt<same_as_data>},
+    {"", "CumProd", adapt<same_as_data>},
     {"", "ReverseSequence", adapt<same_as_data>},
 };
 

@@ -65,6 +65,54 @@ void cast(NodeView& v) {
   v.set_output(0, dtype, v.shape(0));
 }
 
+// BitCast(input): the same shape, reinterpreted as attribute `to`, which must be as wide.
+void bitcast(NodeView& v) {
+  if (!v.attrs().has("to")) v.fail("attribute to is required");
+  loom_dtype_t to = checked_dtype(v, v.attrs().get_int("to", 0), "attribute to =");
+  const auto bits = [](loom_dtype_t t) -> int {
+    switch (t) {
+      case LOOM_DTYPE_UINT2:
+      case LOOM_DTYPE_INT2:
+        return 2;
+      case LOOM_DTYPE_UINT4:
+      case LOOM_DTYPE_INT4:
+      case LOOM_DTYPE_FLOAT4E2M1:
+        return 4;
+      case LOOM_DTYPE_FLOAT6E2M3:
+      case LOOM_DTYPE_FLOAT6E3M2:
+        return 6;
+      case LOOM_DTYPE_UINT16:
+      case LOOM_DTYPE_INT16:
+      case LOOM_DTYPE_FLOAT16:
+      case LOOM_DTYPE_BFLOAT16:
+        return 16;
+      case LOOM_DTYPE_UINT32:
+      case LOOM_DTYPE_INT32:
+      case LOOM_DTYPE_FLOAT32:
+        return 32;
+      case LOOM_DTYPE_UINT64:
+      case LOOM_DTYPE_INT64:
+      case LOOM_DTYPE_FLOAT64:
+      case LOOM_DTYPE_COMPLEX64:
+        return 64;
+      case LOOM_DTYPE_COMPLEX128:
+        return 128;
+      case LOOM_DTYPE_STRING:
+      case LOOM_DTYPE_UNDEFINED:
+        return 0;
+      default:
+        return 8;
+    }
+  };
+  if (to == LOOM_DTYPE_STRING) v.fail("attribute to cannot be string");
+  loom_dtype_t from = v.dtype(0);
+  if (from == LOOM_DTYPE_STRING) v.fail("a string input cannot be bit-cast");
+  if (from != LOOM_DTYPE_UNDEFINED && bits(from) != bits(to))
+    v.fail("input of " + std::to_string(bits(from)) + "-bit elements cannot be reinterpreted as " +
+           std::to_string(bits(to)) + "-bit ones");
+  v.set_output(0, to, v.shape(0));
+}
+
 void cast_like(NodeView& v) {
   v.set_output(0, v.dtype(1), v.shape(0));
 }
@@ -98,6 +146,7 @@ void dynamic_quantize_linear(NodeView& v) {
 
 const InferEntry kEntries[] = {
     {"", "Cast", adapt<cast>},
+    {"", "BitCast", adapt<bitcast>},
     {"", "CastLike", adapt<cast_like>},
     {"", "QuantizeLinear", adapt<quantize_linear>},
     {"", "DequantizeLinear", adapt<dequantize_linear>},

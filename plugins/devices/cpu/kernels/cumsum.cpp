@@ -1,5 +1,6 @@
-// CumSum (11, 14): running sums along the axis given as a scalar input, optionally
-// exclusive (each output excludes its own element) and/or reversed (sums run from the end).
+// CumSum (11, 14) and CumProd (26): running sums or products along the axis given as a scalar
+// input, optionally exclusive (each output excludes its own element; the first is 0 or 1)
+// and/or reversed (they run from the end).
 #include <type_traits>
 
 #include "misc_math_helpers.hpp"
@@ -7,7 +8,8 @@
 namespace loom::cpu {
 namespace {
 
-void cumsum_kernel(KernelContext& ctx) {
+template <bool kProduct>
+void cumulative_kernel(KernelContext& ctx) {
   const std::string where = ctx.where();
   const loom_tensor_t& x = ctx.required_input(0);
   const loom_tensor_t& axis_t = ctx.required_input(1);
@@ -23,24 +25,40 @@ void cumsum_kernel(KernelContext& ctx) {
   for (int64_t i = axis + 1; i < x.rank; ++i) inner *= x.dims[i];
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, misc::dims_of(x));
   dispatch<kNumeric>(x.dtype, where, [&]<typename T>() {
-    // float16/bfloat16 accumulate in float, other floats in themselves; integers in their
-    // unsigned counterpart, so overflow wraps (two's complement) instead of being undefined.
-    using Acc =
-        typename std::conditional_t<is_half_like_v<T>, std::type_identity<float>,
-                                    std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>,
-                                                       std::type_identity<T>>>::type;
+    // float16/bfloat16 accumulate in float, other floats in themselves; integers in uint64,
+    // so overflow wraps (two's complement, modulo the type's width once truncated) instead of
+    // being undefined, products of narrow types included.
+    using Acc = typename std::conditional_t<
+        is_half_like_v<T>, std::type_identity<float>,
+        std::conditional_t<std::is_integral_v<T>, std::type_identity<uint64_t>,
+                           std::type_identity<T>>>::type;
+    const auto to_acc = [](T v) {
+      if constexpr (std::is_integral_v<T>)
+        return static_cast<Acc>(v);
+      else
+        return convert<Acc>(v);
+    };
+    const auto from_acc = [](Acc v) {
+      if constexpr (std::is_integral_v<T>)
+        return static_cast<T>(v);
+      else
+        return convert<T>(v);
+    };
     const T* in = sdk::data_of<const T>(x);
     T* out = sdk::data_of<T>(y);
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
-        Acc sum{};
+        Acc acc = kProduct ? Acc(1) : Acc(0);
+        const auto step = [&acc](Acc v) {
+          acc = kProduct ? static_cast<Acc>(acc * v) : static_cast<Acc>(acc + v);
+        };
         for (int64_t s = 0; s < n; ++s) {
           const int64_t j = reverse ? n - 1 - s : s;
           const int64_t at = (o * n + j) * inner + i;
-          const Acc v = convert<Acc>(in[at]);
-          if (!exclusive) sum = static_cast<Acc>(sum + v);
-          out[at] = convert<T>(sum);
-          if (exclusive) sum = static_cast<Acc>(sum + v);
+          const Acc v = to_acc(in[at]);
+          if (!exclusive) step(v);
+          out[at] = from_acc(acc);
+          if (exclusive) step(v);
         }
       }
   });
@@ -48,7 +66,8 @@ void cumsum_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-LOOM_CPU_KERNEL("CumSum", 11, cumsum_kernel, nullptr);
-LOOM_CPU_KERNEL("CumSum", 14, cumsum_kernel, nullptr);
+LOOM_CPU_KERNEL("CumSum", 11, cumulative_kernel<false>, nullptr);
+LOOM_CPU_KERNEL("CumSum", 14, cumulative_kernel<false>, nullptr);
+LOOM_CPU_KERNEL("CumProd", 26, cumulative_kernel<true>, nullptr);
 
 }  // namespace loom::cpu
