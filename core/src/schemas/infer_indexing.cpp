@@ -186,6 +186,7 @@ const InferEntry kEntries[] = {
     {"", "Trilu", adapt<same_as_data>},
     {"", "CumSum", adapt<same_as_data>},
     {"", "CumProd", adapt<same_as_data>},
+    {"", "TensorScatter", adapt<same_as_data>},
     {"", "ReverseSequence", adapt<same_as_data>},
 };
 

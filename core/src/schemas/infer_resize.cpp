@@ -180,7 +180,40 @@ void grid_sample_20(NodeView& v) {
   v.set_output(0, v.dtype(0), out);
 }
 
+// AffineGrid(theta [N, 2, 3] or [N, 3, 4], size [N, C, (D,) H, W]): [N, (D,) H, W, 2 or 3].
+void affine_grid(NodeView& v) {
+  std::optional<Dims> theta = v.shape(0), size_shape = v.shape(1);
+  if (theta && theta->size() != 3)
+    v.fail("theta " + dims_to_string(*theta) + " must be [N, 2, 3] or [N, 3, 4]");
+  if (size_shape && size_shape->size() != 1)
+    v.fail("size " + dims_to_string(*size_shape) + " must be 1-D");
+  std::optional<Dims> size = v.const_ints(1);
+  if (!size) {
+    int64_t r = kUnknownDim;
+    if (size_shape && (*size_shape)[0] >= 0) r = (*size_shape)[0] - 2;
+    if (r < 0 && theta && (*theta)[1] >= 0) r = (*theta)[1];
+    if (r != 2 && r != 3) return v.set_output_dtype(0, v.dtype(0));
+    Dims out(static_cast<size_t>(r + 2), kUnknownDim);
+    out.back() = r;
+    return v.set_output(0, v.dtype(0), out);
+  }
+  if (size->size() != 4 && size->size() != 5)
+    v.fail("size " + dims_to_string(*size) + " must be [N, C, H, W] or [N, C, D, H, W]");
+  for (int64_t e : *size)
+    if (e < 0) v.fail("size " + dims_to_string(*size) + " is negative");
+  const int64_t r = static_cast<int64_t>(size->size()) - 2;
+  if (theta &&
+      (((*theta)[1] >= 0 && (*theta)[1] != r) || ((*theta)[2] >= 0 && (*theta)[2] != r + 1)))
+    v.fail("theta " + dims_to_string(*theta) + " does not match size " + dims_to_string(*size));
+  Dims out = {infer::merge_dim(v, theta ? (*theta)[0] : kUnknownDim, (*size)[0],
+                               "batch extents of theta and size")};
+  for (int64_t k = 0; k < r; ++k) out.push_back((*size)[static_cast<size_t>(2 + k)]);
+  out.push_back(r);
+  v.set_output(0, v.dtype(0), out);
+}
+
 const InferEntry kEntries[] = {
+    {"", "AffineGrid", adapt<affine_grid>},
     {"", "GridSample", adapt<grid_sample>, 16, 19},
     {"", "GridSample", adapt<grid_sample_20>, 20},
     {"", "Resize", adapt<resize_10>, 10, 10},
