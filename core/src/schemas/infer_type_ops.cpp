@@ -1,5 +1,6 @@
 // Ops that change the element type: Cast (integer `to`, or the type name of Cast-1), CastLike,
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear.
+#include <loom/narrow_types.hpp>
 #include <string>
 #include <string_view>
 
@@ -69,41 +70,7 @@ void cast(NodeView& v) {
 void bitcast(NodeView& v) {
   if (!v.attrs().has("to")) v.fail("attribute to is required");
   loom_dtype_t to = checked_dtype(v, v.attrs().get_int("to", 0), "attribute to =");
-  const auto bits = [](loom_dtype_t t) -> int {
-    switch (t) {
-      case LOOM_DTYPE_UINT2:
-      case LOOM_DTYPE_INT2:
-        return 2;
-      case LOOM_DTYPE_UINT4:
-      case LOOM_DTYPE_INT4:
-      case LOOM_DTYPE_FLOAT4E2M1:
-        return 4;
-      case LOOM_DTYPE_FLOAT6E2M3:
-      case LOOM_DTYPE_FLOAT6E3M2:
-        return 6;
-      case LOOM_DTYPE_UINT16:
-      case LOOM_DTYPE_INT16:
-      case LOOM_DTYPE_FLOAT16:
-      case LOOM_DTYPE_BFLOAT16:
-        return 16;
-      case LOOM_DTYPE_UINT32:
-      case LOOM_DTYPE_INT32:
-      case LOOM_DTYPE_FLOAT32:
-        return 32;
-      case LOOM_DTYPE_UINT64:
-      case LOOM_DTYPE_INT64:
-      case LOOM_DTYPE_FLOAT64:
-      case LOOM_DTYPE_COMPLEX64:
-        return 64;
-      case LOOM_DTYPE_COMPLEX128:
-        return 128;
-      case LOOM_DTYPE_STRING:
-      case LOOM_DTYPE_UNDEFINED:
-        return 0;
-      default:
-        return 8;
-    }
-  };
+  const auto bits = sdk::narrow::element_bits;
   if (to == LOOM_DTYPE_STRING) v.fail("attribute to cannot be string");
   loom_dtype_t from = v.dtype(0);
   if (from == LOOM_DTYPE_STRING) v.fail("a string input cannot be bit-cast");

@@ -78,6 +78,36 @@ constexpr int packed_bits(loom_dtype_t t) {
   }
 }
 
+// Bits of one element as ONNX counts them (BitCast's "same width"): the packed width for the
+// narrow types, 8 x the storage size otherwise (bool 8, complex64 64); 0 for string/undefined.
+constexpr int element_bits(loom_dtype_t t) {
+  if (int bits = packed_bits(t)) return bits;
+  switch (t) {
+    case LOOM_DTYPE_UINT8:
+    case LOOM_DTYPE_INT8:
+    case LOOM_DTYPE_BOOL:
+      return 8;
+    case LOOM_DTYPE_UINT16:
+    case LOOM_DTYPE_INT16:
+    case LOOM_DTYPE_FLOAT16:
+    case LOOM_DTYPE_BFLOAT16:
+      return 16;
+    case LOOM_DTYPE_UINT32:
+    case LOOM_DTYPE_INT32:
+    case LOOM_DTYPE_FLOAT32:
+      return 32;
+    case LOOM_DTYPE_UINT64:
+    case LOOM_DTYPE_INT64:
+    case LOOM_DTYPE_FLOAT64:
+    case LOOM_DTYPE_COMPLEX64:
+      return 64;
+    case LOOM_DTYPE_COMPLEX128:
+      return 128;
+    default:
+      return 0;
+  }
+}
+
 // The bits of a byte that an element of `t` uses (0xFF for the 8-bit types).
 constexpr uint8_t value_mask(loom_dtype_t t) {
   int bits = packed_bits(t);

@@ -3,43 +3,18 @@
 // types are held one element per byte (their bits are not the storage bits) and are refused.
 // Bytes becoming bool must be 0 or 1, the only values a bool element may hold.
 #include <cstring>
+#include <loom/narrow_types.hpp>
 
 #include "data_movement.hpp"
 
 namespace loom::cpu {
 namespace {
 
-// Bits of one element, 0 for types BitCast cannot reinterpret here.
+// Bits of one element, 0 for types BitCast cannot reinterpret here: the sub-byte types are
+// stored one element per byte, so their storage bits are not the element's bits.
 int bit_width(loom_dtype_t t) {
-  switch (t) {
-    case LOOM_DTYPE_UINT8:
-    case LOOM_DTYPE_INT8:
-    case LOOM_DTYPE_BOOL:
-    case LOOM_DTYPE_FLOAT8E4M3FN:
-    case LOOM_DTYPE_FLOAT8E4M3FNUZ:
-    case LOOM_DTYPE_FLOAT8E5M2:
-    case LOOM_DTYPE_FLOAT8E5M2FNUZ:
-    case LOOM_DTYPE_FLOAT8E8M0:
-      return 8;
-    case LOOM_DTYPE_UINT16:
-    case LOOM_DTYPE_INT16:
-    case LOOM_DTYPE_FLOAT16:
-    case LOOM_DTYPE_BFLOAT16:
-      return 16;
-    case LOOM_DTYPE_UINT32:
-    case LOOM_DTYPE_INT32:
-    case LOOM_DTYPE_FLOAT32:
-      return 32;
-    case LOOM_DTYPE_UINT64:
-    case LOOM_DTYPE_INT64:
-    case LOOM_DTYPE_FLOAT64:
-    case LOOM_DTYPE_COMPLEX64:
-      return 64;
-    case LOOM_DTYPE_COMPLEX128:
-      return 128;
-    default:
-      return 0;
-  }
+  const int bits = sdk::narrow::element_bits(t);
+  return bits < 8 ? 0 : bits;
 }
 
 void bitcast_kernel(KernelContext& ctx) {
