@@ -72,6 +72,9 @@ TEST(SpaceToDepth, RejectsUnknownModeAndBadBlocks) {
   h.input(x);
   h.attr_int("blocksize", int64_t{1} << 40);
   EXPECT_THROW(h.run(1), Error);
+  // An empty image is divisible by any blocksize: channels x blocksize^2 must still be checked.
+  Tensor empty = make_filled<float>({1, 2, 0, 0}, {});
+  EXPECT_THROW(space_to_depth(empty, 28, "DCR", int64_t{1} << 40), Error);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Transpose (perm defaults to reversing the axes) and DepthToSpace/SpaceToDepth, which are a
 // reshape to 6-D followed by a transpose.
 #include <algorithm>
+#include <optional>
 
 #include "data_movement.hpp"
 
@@ -56,10 +57,11 @@ void depth_to_space_kernel(KernelContext& ctx) {
   const int64_t b = blocksize_of(ctx);
   const int64_t n = in.dims[0], c = in.dims[1], h = in.dims[2], w = in.dims[3];
   // b > c means b * b > c (and guards the product against overflow): no whole block fits.
+  // The message names the blocksize, not its square, which may not fit in int64.
   if (b > c || c % (b * b) != 0)
-    fail(LOOM_ERROR_INVALID_ARGUMENT,
-         ctx.where() + ": channels " + std::to_string(c) +
-             " are not divisible by blocksize^2 = " + std::to_string(b * b));
+    fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": channels " + std::to_string(c) +
+                                          " are not divisible by blocksize^2 (blocksize " +
+                                          std::to_string(b) + ")");
   const int64_t oc = c / (b * b);
   std::string mode = ctx.attrs().get_string("mode", "DCR");
   std::vector<int64_t> dims6, perm;
@@ -97,7 +99,14 @@ void space_to_depth_kernel(KernelContext& ctx) {
     perm = {0, 1, 3, 5, 2, 4};  // channel index = (depth * b + row) * b + col
   else
     fail(LOOM_ERROR_INVALID_MODEL, ctx.where() + ": unknown mode '" + mode + "'");
-  int64_t out_dims[4] = {n, c * b * b, h / b, w / b};
+  // With h or w of 0 any blocksize divides them, so the product is checked, not assumed small.
+  std::optional<int64_t> oc = sdk::checked_mul(b, b);
+  if (oc) oc = sdk::checked_mul(c, *oc);
+  if (!oc)
+    fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": channels " + std::to_string(c) +
+                                          " x blocksize^2 (blocksize " + std::to_string(b) +
+                                          ") overflow int64");
+  int64_t out_dims[4] = {n, *oc, h / b, w / b};
   OutputBuffer out(ctx, 0, in.dtype, out_dims);
   transpose_elements(ctx, in.data, dims6, perm, out.data(), element_size(ctx, in.dtype));
   out.commit();
