@@ -1,130 +1,18 @@
 // Quantized models on the onednn device (quantized.cpp, ops_quant.cpp) against the cpu reference:
 // QDQ Conv/MatMul/Gemm as onnxruntime's quantize_static emits them, QLinearConv/QLinearMatMul,
-// standalone QuantizeLinear/DequantizeLinear, a ResNet residual, and the refusals. oneDNN adds y's
+// standalone QuantizeLinear/DequantizeLinear, a ResNet residual, and the refusals (dynamic
+// quantization: quantized_dynamic_test.cpp). oneDNN adds y's
 // zero point before rounding (ONNX rounds first) and sums in int32 where the reference sums
 // floats, so quantized outputs may differ by one step: dequantized outputs are compared with an
 // absolute tolerance of 1.01 output scales, uint8/int8 outputs within 1.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
-#include "onednn_test_util.hpp"
+#include "quantized_test_util.hpp"
 
 namespace loom::onednn_testing {
 namespace {
-
-// True when the cpu has VNNI (avx512_vnni or avx_vnni in /proc/cpuinfo's flags).
-bool has_vnni() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, word;
-  while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
-    std::istringstream words(line);
-    while (words >> word)
-      if (word == "avx512_vnni" || word == "avx_vnni") return true;
-    return false;
-  }
-  return false;
-}
-
-// The largest quantized activation the tests feed. Without VNNI oneDNN (like onnxruntime) sums
-// pairs of uint8 x int8 products in 16 bits with saturation (VPMADDUBSW), so full-range data
-// would not match the exact reference: activations then stay within 0..127 (127 * 128 * 2 <
-// 32767). With VNNI the whole uint8 range is used.
-int max_activation() {
-  static const int max = has_vnni() ? 255 : 127;
-  return max;
-}
-
-// An integer tensor (uint8, int8 or int32) holding `values`.
-Tensor int_tensor(loom_dtype_t dtype, std::vector<int64_t> shape, std::vector<int64_t> values) {
-  Tensor t;
-  t.dtype = dtype;
-  t.shape = std::move(shape);
-  size_t width = dtype == LOOM_DTYPE_INT32 ? 4 : 1;
-  t.bytes.resize(values.size() * width);
-  for (size_t i = 0; i < values.size(); ++i) {
-    int32_t v = static_cast<int32_t>(values[i]);
-    if (width == 4)
-      std::memcpy(&t.bytes[i * 4], &v, 4);
-    else
-      t.bytes[i] = static_cast<uint8_t>(v);
-  }
-  return t;
-}
-
-Tensor scalar(float v) {
-  return float_tensor({}, {v});
-}
-
-// Float activations lying exactly on the quantization grid (zero, zero + 1, ... steps), so that
-// QuantizeLinear recovers the random integers exactly on both devices: quantized values
-// 0..high.
-Tensor grid_input(std::vector<int64_t> shape, uint32_t seed, float scale, int zero,
-                  int high = max_activation()) {
-  Tensor q = random_tensor(LOOM_DTYPE_INT32, shape, seed, 0, high);
-  Tensor x = random_tensor(LOOM_DTYPE_FLOAT32, shape, seed);
-  for (int64_t i = 0; i < x.elements(); ++i)
-    x.data<float>()[i] = static_cast<float>(q.data<int32_t>()[i] - zero) * scale;
-  return x;
-}
-
-double value_at(const Tensor& t, int64_t i) {
-  if (t.dtype == LOOM_DTYPE_UINT8) return t.data<uint8_t>()[i];
-  if (t.dtype == LOOM_DTYPE_INT8) return t.data<int8_t>()[i];
-  return t.data<float>()[i];
-}
-
-// Runs `m` on onednn alone and on cpu: float outputs must agree within `atol`, integer outputs
-// within 1.
-void expect_within_one_step(const ModelBuilder& m,
-                            const std::vector<std::pair<std::string, Tensor>>& inputs,
-                            double atol) {
-  std::filesystem::path path = m.save();
-  RunOptions reference;
-  reference.threads = 1;
-  std::vector<Tensor> want = run_model(path, inputs, reference);
-  std::vector<Tensor> got;
-  try {
-    got = run_model(path, inputs, onednn_only());
-  } catch (const std::runtime_error& e) {
-    ADD_FAILURE() << "onednn failed: " << e.what();
-  }
-  std::filesystem::remove(path);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t o = 0; o < got.size(); ++o) {
-    ASSERT_EQ(got[o].dtype, want[o].dtype) << "output " << o;
-    ASSERT_EQ(got[o].shape, want[o].shape) << "output " << o;
-    double limit = want[o].dtype == LOOM_DTYPE_FLOAT32 ? atol : 1.0, worst = 0;
-    int64_t bad = 0, first = -1;
-    for (int64_t i = 0; i < got[o].elements(); ++i) {
-      double d = std::abs(value_at(got[o], i) - value_at(want[o], i));
-      worst = std::max(worst, d);
-      if (d > limit && bad++ == 0) first = i;
-    }
-    EXPECT_EQ(bad, 0) << "output " << o << ": " << bad << " of " << got[o].elements()
-                      << " elements differ by more than " << limit << " (worst " << worst
-                      << "; first at " << first << ": "
-                      << (first >= 0 ? value_at(got[o], first) : 0) << " vs cpu "
-                      << (first >= 0 ? value_at(want[o], first) : 0) << ")";
-  }
-}
-
-// EXPECTs some compiled step to run `op` as an int8 primitive.
-void expect_int8_step(const ModelBuilder& m,
-                      const std::vector<std::pair<std::string, Tensor>>& inputs,
-                      const std::string& op, size_t count = 1) {
-  size_t found = 0;
-  std::string all;
-  for (const std::string& step : compiled_steps(m, inputs)) {
-    all += step + "\n";
-    found += step.rfind(op + " ", 0) == 0 && step.find("int8") != std::string::npos;
-  }
-  EXPECT_EQ(found, count) << all;
-}
 
 constexpr float kXScale = 0.02f;
 
@@ -638,68 +526,6 @@ TEST(OnednnQuantRefused, Float16Dequantization) {
   m.node("Cast", {"h"}, {"y"}).i("to", LOOM_DTYPE_FLOAT32);
   m.output("y");
   expect_refused(m, {2, 6}, "DequantizeLinear to a type other than float32");
-}
-
-}  // namespace
-}  // namespace loom::onednn_testing
-
-namespace loom::onednn_testing {
-namespace {
-
-// onnxruntime's dynamic quantization of x W + b: DynamicQuantizeLinear(x) -> MatMulInteger(xq,
-// w, xz, 0) -> Cast -> Mul by (x_scale * w_scale) -> Add bias, as one int8 matmul with run-time
-// scales and x's zero point as a bias. DynamicQuantizeLinear's three results are graph outputs
-// too: they must be the cpu device's bytes exactly. The product is compared in float (the int32
-// sum is exact; the scaling differs by float rounding). Without VNNI the weights stay within
-// -64..63 so that VPMADDUBSW's pair sums cannot saturate (255 * 64 * 2 < 32767), since the
-// quantized x spans the whole uint8 range by construction.
-void check_dynamic_matmul(std::vector<int64_t> x_shape, bool per_column) {
-  const int64_t k = x_shape.back(), n = 24;
-  const int w_max = has_vnni() ? 127 : 63;
-  ModelBuilder m;
-  m.input("x", LOOM_DTYPE_FLOAT32, x_shape);
-  m.initializer("w", random_tensor(LOOM_DTYPE_INT8, {k, n}, 5, -w_max - 1, w_max));
-  m.initializer("wz", int_tensor(LOOM_DTYPE_INT8, {}, {0}));
-  m.initializer(
-      "ws", per_column ? random_tensor(LOOM_DTYPE_FLOAT32, {n}, 6, 0.002, 0.006) : scalar(0.004f));
-  m.initializer("bias", random_tensor(LOOM_DTYPE_FLOAT32, {n}, 7));
-  m.node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"});
-  m.node("MatMulInteger", {"xq", "w", "xz", "wz"}, {"acc"});
-  m.node("Cast", {"acc"}, {"accf"}).i("to", LOOM_DTYPE_FLOAT32);
-  m.node("Mul", {"xs", "ws"}, {"s"});
-  m.node("Mul", {"accf", "s"}, {"y0"});
-  m.node("Add", {"y0", "bias"}, {"y"});
-  for (const char* out : {"y", "xq", "xs", "xz"}) m.output(out);
-  std::vector<std::pair<std::string, Tensor>> in{
-      {"x", random_tensor(LOOM_DTYPE_FLOAT32, x_shape, 8, -3.0, 5.0)}};
-  Tolerance t{1e-5, 1e-4};
-  expect_matches_cpu(m, in, onednn_only(), &t);
-  expect_int8_step(m, in, "MatMulInteger");
-}
-
-TEST(OnednnQuantDynamic, MatMulIntegerPerTensor) {
-  check_dynamic_matmul({2, 7, 32}, false);
-}
-TEST(OnednnQuantDynamic, MatMulIntegerPerColumn) {
-  check_dynamic_matmul({5, 48}, true);
-}
-
-// A chain outside the pattern (the Cast's float result read by a second node) is not claimed:
-// onednn alone refuses it with the reason, and onednn,cpu runs it on cpu.
-TEST(OnednnQuantDynamic, OutsideThePatternIsRefused) {
-  ModelBuilder m;
-  m.input("x", LOOM_DTYPE_FLOAT32, {4, 16});
-  m.initializer("w", random_tensor(LOOM_DTYPE_INT8, {16, 8}, 5, -64, 63));
-  m.initializer("ws", scalar(0.004f));
-  m.node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"});
-  m.node("MatMulInteger", {"xq", "w", "xz"}, {"acc"});
-  m.node("Cast", {"acc"}, {"accf"}).i("to", LOOM_DTYPE_FLOAT32);
-  m.node("Mul", {"ws", "xs"}, {"s"});
-  m.node("Mul", {"accf", "s"}, {"y"});
-  m.node("Neg", {"accf"}, {"z"});
-  m.output("y");
-  m.output("z");
-  expect_refused(m, {4, 16}, "MatMulInteger's Cast not followed by a Mul alone");
 }
 
 }  // namespace
