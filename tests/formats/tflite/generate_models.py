@@ -49,7 +49,15 @@ OP = dict(ADD=0, AVERAGE_POOL_2D=1, CONCATENATION=2, CONV_2D=3, DEPTHWISE_CONV_2
           MAXIMUM=55, MINIMUM=57, PADV2=60, RELU_N1_TO_1=20,
           RESIZE_NEAREST_NEIGHBOR=97, LEAKY_RELU=98, QUANTIZE=114, HARD_SWISH=117,
           BATCH_MATMUL=126)
-TYPE = {np.float32: 0, np.int32: 2, np.uint8: 3, np.int64: 4, np.int8: 9}
+TYPE = {np.float32: 0, np.float16: 1, np.int32: 2, np.uint8: 3, np.int64: 4, np.bool_: 6,
+        np.int16: 7, np.int8: 9}
+
+# Further models live in one module per operator family (tests/formats/tflite/models_*.py),
+# each with a function build(G, S) -> {name: (model bytes, [inputs], expected or None)}: G is
+# this module (Graph, option helpers, quantization helpers), S the schema; `expected` is a list
+# of outputs computed without the interpreter (custom operators it lacks), None to run it.
+# Each module seeds its own generator, so adding models never changes the others' files.
+FAMILY_MODULES = ["models_math", "models_layout", "models_conv", "models_custom"]
 ACT = dict(NONE=0, RELU=1, RELU6=3)
 
 
@@ -83,8 +91,11 @@ class Graph:
         array = np.ascontiguousarray(array)
         return self.tensor(name, array.shape, array.dtype.type, array, quant)
 
-    def op(self, code, inputs, outputs, options=None):
-        self.ops.append(dict(code=code, inputs=inputs, outputs=outputs, options=options))
+    def op(self, code, inputs, outputs, options=None, custom_options=None):
+        """code: a BuiltinOperator number, or a string naming a custom operator (CUSTOM, 32)
+        whose custom_options are raw bytes."""
+        self.ops.append(dict(code=code, inputs=inputs, outputs=outputs, options=options,
+                             custom_options=custom_options))
 
     def serialize(self, S):
         import flatbuffers
@@ -147,12 +158,17 @@ class Graph:
                 S.Tensor.TensorAddQuantization(b, quant)
             tensors.append(S.Tensor.TensorEnd(b))
 
-        codes = sorted({op["code"] for op in self.ops})
+        # Builtin codes first (sorted), then custom operators by name.
+        codes = sorted({op["code"] for op in self.ops}, key=lambda c: (isinstance(c, str), c))
         code_offsets = []
         for code in codes:
+            custom = b.CreateString(code) if isinstance(code, str) else None
+            number = 32 if isinstance(code, str) else code  # CUSTOM
             S.OperatorCode.OperatorCodeStart(b)
-            S.OperatorCode.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
-            S.OperatorCode.OperatorCodeAddBuiltinCode(b, code)
+            S.OperatorCode.OperatorCodeAddDeprecatedBuiltinCode(b, min(number, 127))
+            if custom is not None:
+                S.OperatorCode.OperatorCodeAddCustomCode(b, custom)
+            S.OperatorCode.OperatorCodeAddBuiltinCode(b, number)
             S.OperatorCode.OperatorCodeAddVersion(b, 1)
             code_offsets.append(S.OperatorCode.OperatorCodeEnd(b))
 
@@ -160,7 +176,9 @@ class Graph:
         for op in self.ops:
             inputs = int_vector(S.Operator.OperatorStartInputsVector, op["inputs"])
             outputs = int_vector(S.Operator.OperatorStartOutputsVector, op["outputs"])
-            options = None
+            options = custom_options = None
+            if op["custom_options"] is not None:
+                custom_options = b.CreateByteVector(bytes(op["custom_options"]))
             if op["options"] is not None:
                 kind, fn = op["options"]
                 options = (getattr(S.BuiltinOptions.BuiltinOptions, kind), fn(b, S))
@@ -171,6 +189,8 @@ class Graph:
             if options is not None:
                 S.Operator.OperatorAddBuiltinOptionsType(b, options[0])
                 S.Operator.OperatorAddBuiltinOptions(b, options[1])
+            if custom_options is not None:
+                S.Operator.OperatorAddCustomOptions(b, custom_options)
             ops.append(S.Operator.OperatorEnd(b))
 
         def offset_vector(start, items):
@@ -545,10 +565,14 @@ def interpreter(model_bytes, preserve=False):
 
 
 def run(model_bytes, x):
+    """The interpreter's outputs for input x (an array, or a list of arrays in input order)."""
     it = interpreter(model_bytes)
-    it.set_tensor(it.get_input_details()[0]["index"], x)
+    xs = x if isinstance(x, list) else [x]
+    for detail, value in zip(it.get_input_details(), xs):
+        it.set_tensor(detail["index"], value)
     it.invoke()
-    return it.get_tensor(it.get_output_details()[0]["index"])
+    ys = [it.get_tensor(d["index"]) for d in it.get_output_details()]
+    return ys if isinstance(x, list) else ys[0]
 
 
 def calibrate(model_bytes, inputs):
@@ -593,17 +617,35 @@ def generate(S, out):
     }
     models["float_misc"] = (build_misc(rng).serialize(S),
                             rng.standard_normal((1, 3, 4)).astype(np.float32))
-    outputs = {}
+    expected = {}
+    for module_name in FAMILY_MODULES:
+        if not os.path.exists(os.path.join(HERE, module_name + ".py")):
+            continue
+        sys.path.insert(0, HERE)
+        module = importlib.import_module(module_name)
+        for name, (model, inputs, outputs) in module.build(sys.modules[__name__], S).items():
+            assert name not in models, name
+            models[name] = (model, list(inputs))
+            if outputs is not None:
+                expected[name] = list(outputs)
+    results = {}
     for name, (model, x) in models.items():
-        y = run(model, x)
+        y = expected[name] if name in expected else run(model, x)
+        xs, ys = (x, y) if isinstance(x, list) else ([x], [y])
         with open(os.path.join(out, name + ".tflite"), "wb") as fh:
             fh.write(model)
-        x.tofile(os.path.join(out, name + ".input.bin"))
-        y.tofile(os.path.join(out, name + ".output.bin"))
-        outputs[name] = y
-        print(f"{name}: {len(model)} bytes, input {x.dtype}{list(x.shape)}, "
-              f"output {y.dtype}{list(y.shape)}")
-    return outputs
+        # Several inputs/outputs: their raw bytes one after the other, in the model's order.
+        with open(os.path.join(out, name + ".input.bin"), "wb") as fh:
+            for value in xs:
+                fh.write(np.ascontiguousarray(value).tobytes())
+        with open(os.path.join(out, name + ".output.bin"), "wb") as fh:
+            for value in ys:
+                fh.write(np.ascontiguousarray(value).tobytes())
+        results[name] = ys
+        print(f"{name}: {len(model)} bytes, inputs "
+              + ", ".join(f"{v.dtype}{list(v.shape)}" for v in xs) + ", outputs "
+              + ", ".join(f"{v.dtype}{list(v.shape)}" for v in ys))
+    return results
 
 
 def main():
@@ -616,14 +658,26 @@ def main():
     outputs = generate(S, args.out)
     if args.check:
         failed = False
-        for name, y in outputs.items():
-            committed = np.fromfile(os.path.join(args.check, name + ".output.bin"), dtype=y.dtype)
-            # Float reference kernels may round differently across builds/CPUs; quantized
-            # results may move by one step.
-            tolerance = dict(rtol=1e-5, atol=1e-6) if y.dtype == np.float32 else dict(rtol=0, atol=1)
-            if committed.size != y.size or not np.allclose(committed.astype(np.float64),
-                                                           y.reshape(-1).astype(np.float64),
-                                                           **tolerance):
+        for name, ys in outputs.items():
+            committed = open(os.path.join(args.check, name + ".output.bin"), "rb").read()
+            offset, differs = 0, False
+            for y in ys:
+                size = y.size * y.dtype.itemsize
+                old = np.frombuffer(committed[offset:offset + size], dtype=y.dtype)
+                offset += size
+                # Float reference kernels may round differently across builds/CPUs; quantized
+                # results may move by one step; other integers and booleans must be equal.
+                if y.dtype in (np.float32, np.float16):
+                    tolerance = dict(rtol=1e-5, atol=1e-6)
+                elif y.dtype in (np.int8, np.uint8, np.int16):
+                    tolerance = dict(rtol=0, atol=1)
+                else:
+                    tolerance = dict(rtol=0, atol=0)
+                if old.size != y.size or not np.allclose(old.astype(np.float64),
+                                                         y.reshape(-1).astype(np.float64),
+                                                         **tolerance):
+                    differs = True
+            if differs or offset != len(committed):
                 print(f"{name}: the regenerated model's output differs from the committed one")
                 failed = True
             with open(os.path.join(args.check, name + ".tflite"), "rb") as fh:

@@ -163,13 +163,22 @@ TEST_F(Malformed, WrongSchemaVersion) {
 
 TEST_F(Malformed, UnsupportedBuiltinOperatorIsNamedWithItsTensor) {
   TestModel m = relu_model();
-  m.operators[0].builtin_code = 5;  // DEPTH_TO_SPACE
+  m.operators[0].builtin_code = 136;  // HASHTABLE: a TF resource op Loom does not run
   const std::string error = error_of(m);
-  EXPECT_NE(error.find("operator 0 (builtin operator 5) producing tensor 'y': the operator is "
+  EXPECT_NE(error.find("operator 0 (HASHTABLE) producing tensor 'y': the operator is "
                        "not supported"),
             std::string::npos)
       << error;
   EXPECT_EQ(error.rfind(std::to_string(LOOM_ERROR_UNSUPPORTED) + ":", 0), 0u) << error;
+}
+
+TEST_F(Malformed, UnknownBuiltinCodeIsNamedByNumber) {
+  TestModel m = relu_model();
+  m.operators[0].builtin_code = 250;  // newer than the schema the plugin knows
+  const std::string error = error_of(m);
+  EXPECT_NE(error.find("operator 0 (builtin operator 250) producing tensor 'y'"),
+            std::string::npos)
+      << error;
 }
 
 TEST_F(Malformed, CustomOperatorIsNamed) {

@@ -1,13 +1,18 @@
-// The committed TFLite models (generate_models.py) loaded by the tflite plugin and run on the
-// cpu device (and onednn,cpu when built) against the TFLite reference interpreter's outputs.
-// Tolerances per dtype: float32 |loom - tflite| <= 1e-5 + 1e-4 * |tflite|; int8/uint8 within one
-// quantization step (Loom requantizes in float with round-half-even, TFLite with fixed-point
-// multipliers, so a value on a rounding boundary may land one step away).
+// The committed TFLite models (generate_models.py: every `<name>.tflite` of the models
+// directory with its `.input.bin`/`.output.bin`, several inputs or outputs stored one after the
+// other) loaded by the tflite plugin and run on the cpu device (and onednn,cpu when built)
+// against the TFLite reference interpreter's outputs (or, for custom operators it lacks, the
+// generator's numpy reference). Tolerances per dtype: float32 |loom - tflite| <= 1e-5 + 1e-4 *
+// |tflite|; int8/uint8/int16 within one quantization step (Loom requantizes in float with
+// round-half-even, TFLite with fixed-point multipliers, so a value on a rounding boundary may
+// land one step away); other integers and booleans exactly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "tflite_test_support.hpp"
 
@@ -16,43 +21,69 @@ namespace {
 
 using loom::apps::HostTensor;
 
-HostTensor input_for(loom_model_t* model, const std::string& name) {
-  auto infos = loom::apps::model_inputs(model);
-  EXPECT_EQ(infos.size(), 1u);
-  HostTensor t = HostTensor::zeros(infos[0].dtype, loom::apps::io_dims(infos[0]));
+std::vector<HostTensor> inputs_for(loom_model_t* model, const std::string& name) {
   const std::string bytes = read_file(models_dir() / (name + ".input.bin"));
-  EXPECT_EQ(bytes.size(), t.data.size()) << "input file of " << name;
-  std::memcpy(t.data.data(), bytes.data(), std::min(bytes.size(), t.data.size()));
-  return t;
+  std::vector<HostTensor> inputs;
+  size_t offset = 0;
+  for (const auto& info : loom::apps::model_inputs(model)) {
+    HostTensor t = HostTensor::zeros(info.dtype, loom::apps::io_dims(info));
+    if (offset + t.data.size() <= bytes.size())
+      std::memcpy(t.data.data(), bytes.data() + offset, t.data.size());
+    offset += t.data.size();
+    inputs.push_back(std::move(t));
+  }
+  EXPECT_EQ(offset, bytes.size()) << "input file of " << name;
+  return inputs;
+}
+
+template <typename T>
+T element(const char* bytes, size_t i) {
+  T value;
+  std::memcpy(&value, bytes + sizeof(T) * i, sizeof(T));
+  return value;
 }
 
 // "" when `actual` matches the interpreter's `expected` bytes within the dtype's tolerance.
-std::string compare(const HostTensor& actual, const std::string& expected) {
-  if (actual.data.size() != expected.size())
+std::string compare(const HostTensor& actual, const char* expected, size_t expected_size) {
+  if (actual.data.size() != expected_size)
     return "size " + std::to_string(actual.data.size()) + " bytes, expected " +
-           std::to_string(expected.size());
+           std::to_string(expected_size);
   const size_t n = actual.element_count();
+  const char* got = reinterpret_cast<const char*>(actual.data.data());
   for (size_t i = 0; i < n; ++i) {
     double a = 0, e = 0, tolerance = 0;
     switch (actual.dtype) {
-      case LOOM_DTYPE_FLOAT32: {
-        float fa, fe;
-        std::memcpy(&fa, actual.data.data() + 4 * i, 4);
-        std::memcpy(&fe, expected.data() + 4 * i, 4);
-        a = fa;
-        e = fe;
+      case LOOM_DTYPE_FLOAT32:
+        a = element<float>(got, i);
+        e = element<float>(expected, i);
         tolerance = 1e-5 + 1e-4 * std::fabs(e);
         break;
-      }
       case LOOM_DTYPE_INT8:
-        a = static_cast<int8_t>(actual.data[i]);
-        e = static_cast<int8_t>(expected[i]);
+        a = element<int8_t>(got, i);
+        e = element<int8_t>(expected, i);
         tolerance = 1;
         break;
       case LOOM_DTYPE_UINT8:
-        a = static_cast<uint8_t>(actual.data[i]);
-        e = static_cast<uint8_t>(expected[i]);
+        a = element<uint8_t>(got, i);
+        e = element<uint8_t>(expected, i);
         tolerance = 1;
+        break;
+      case LOOM_DTYPE_INT16:
+        a = element<int16_t>(got, i);
+        e = element<int16_t>(expected, i);
+        tolerance = 1;
+        break;
+      case LOOM_DTYPE_INT32:
+        a = element<int32_t>(got, i);
+        e = element<int32_t>(expected, i);
+        break;
+      case LOOM_DTYPE_INT64:
+        a = static_cast<double>(element<int64_t>(got, i));
+        e = static_cast<double>(element<int64_t>(expected, i));
+        break;
+      case LOOM_DTYPE_BOOL:
+        a = element<uint8_t>(got, i) != 0;
+        e = element<uint8_t>(expected, i) != 0;
         break;
       default:
         return std::string("unexpected output dtype ") + loom_dtype_name(actual.dtype);
@@ -64,18 +95,32 @@ std::string compare(const HostTensor& actual, const std::string& expected) {
   return "";
 }
 
-class ReferenceModel : public ::testing::TestWithParam<const char*> {};
-
 void check_model(const std::string& name, const std::string& devices) {
   auto runtime = make_runtime(devices != "cpu");
   auto model = loom::apps::load_model(runtime.get(), (models_dir() / (name + ".tflite")).string());
   EXPECT_STREQ(loom_model_format(model.get()), "tflite");
-  const HostTensor input = input_for(model.get(), name);
-  auto outputs = run(runtime.get(), model.get(), devices, input);
-  ASSERT_EQ(outputs.size(), 1u);
-  EXPECT_EQ(compare(outputs[0], read_file(models_dir() / (name + ".output.bin"))), "")
-      << name << " on " << devices;
+  auto outputs = run(runtime.get(), model.get(), devices, inputs_for(model.get(), name));
+  const std::string expected = read_file(models_dir() / (name + ".output.bin"));
+  size_t offset = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const size_t size = std::min(outputs[i].data.size(), expected.size() - offset);
+    EXPECT_EQ(compare(outputs[i], expected.data() + offset, size), "")
+        << name << " output " << i << " on " << devices;
+    offset += size;
+  }
+  EXPECT_EQ(offset, expected.size()) << name << ": the outputs are smaller than the reference";
 }
+
+// Every committed model, found by its file, so a generated model is tested without a list.
+std::vector<std::string> committed_models() {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(models_dir()))
+    if (entry.path().extension() == ".tflite") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class ReferenceModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ReferenceModel, MatchesTfliteInterpreterOnCpu) {
   check_model(GetParam(), "cpu");
@@ -86,9 +131,8 @@ TEST_P(ReferenceModel, MatchesTfliteInterpreterOnOnednnCpu) {
   check_model(GetParam(), "onednn,cpu");
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ReferenceModel,
-                         ::testing::Values("float_cnn", "int8_cnn", "uint8_cnn", "float_attention",
-                                           "float_image_ops", "float_misc"));
+INSTANTIATE_TEST_SUITE_P(Models, ReferenceModel, ::testing::ValuesIn(committed_models()),
+                         [](const auto& info) { return info.param; });
 
 // NHWC stays inside the graph: the CNN gets one Transpose after its image input and one
 // where it flattens for FULLY_CONNECTED, not one around every layer.

@@ -72,16 +72,23 @@ TempDir::~TempDir() {
 
 std::vector<loom::apps::HostTensor> run(loom_runtime_t* runtime, loom_model_t* model,
                                         const std::string& devices,
-                                        const loom::apps::HostTensor& input) {
+                                        const std::vector<loom::apps::HostTensor>& inputs) {
   loom_session_options_t so{};
   so.struct_size = sizeof so;
   so.devices = devices.c_str();
   so.threads = 1;
   auto session = loom::apps::create_session(runtime, model, so);
   auto infos = loom::apps::model_inputs(model);
-  if (infos.size() != 1) throw std::runtime_error("the test models have one input");
-  return loom::apps::run_session(session.get(), loom_model_num_outputs(model), {infos[0].name},
-                                 {&input});
+  if (infos.size() != inputs.size())
+    throw std::runtime_error("the model has " + std::to_string(infos.size()) + " inputs, " +
+                             std::to_string(inputs.size()) + " given");
+  std::vector<std::string> names;
+  std::vector<const loom::apps::HostTensor*> values;
+  for (size_t i = 0; i < infos.size(); ++i) {
+    names.push_back(infos[i].name);
+    values.push_back(&inputs[i]);
+  }
+  return loom::apps::run_session(session.get(), loom_model_num_outputs(model), names, values);
 }
 
 TestModel relu_model() {

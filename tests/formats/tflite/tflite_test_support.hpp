@@ -36,10 +36,10 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// Runs `model` with `devices` on one input, returns the outputs.
+// Runs `model` with `devices` on its inputs (in the model's input order), returns the outputs.
 std::vector<loom::apps::HostTensor> run(loom_runtime_t* runtime, loom_model_t* model,
                                         const std::string& devices,
-                                        const loom::apps::HostTensor& input);
+                                        const std::vector<loom::apps::HostTensor>& inputs);
 
 // ---- a tiny model description, serialized with the schema subset's generated C++ ----------
 

@@ -73,7 +73,7 @@ bool convert_matmul(Converter& c, int32_t code) {
     case BuiltinOp::kFullyConnected:
       convert_fully_connected(c);
       return true;
-    case BuiltinOp::kBatchMatMul:
+    case BuiltinOp::kBatchMatmul:
       convert_batch_matmul(c);
       return true;
     default:

@@ -240,7 +240,7 @@ bool convert_shape(Converter& c, int32_t code) {
     case BuiltinOp::kPad:
       convert_pad(c, false);
       return true;
-    case BuiltinOp::kPadV2:
+    case BuiltinOp::kPadv2:
       convert_pad(c, true);
       return true;
     case BuiltinOp::kReshape:

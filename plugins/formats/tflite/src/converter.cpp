@@ -99,14 +99,14 @@ void Converter::add_graph_outputs() {
 }
 
 void Converter::convert_operator(const OperatorView& op) {
-  if (op.custom)
-    sdk::fail(LOOM_ERROR_UNSUPPORTED,
-              "tflite: " + where() +
-                  ": custom operators are not supported; re-export the model "
-                  "with builtin operators only");
+  if (op.custom) {
+    convert_custom(*this);
+    return;
+  }
   const int32_t code = op.builtin_code;
   if (convert_conv_pool(*this, code) || convert_elementwise(*this, code) ||
-      convert_matmul(*this, code) || convert_quantize(*this, code) || convert_shape(*this, code))
+      convert_math(*this, code) || convert_matmul(*this, code) || convert_quantize(*this, code) ||
+      convert_shape(*this, code) || convert_layout(*this, code) || convert_recurrent(*this, code))
     return;
   sdk::fail(LOOM_ERROR_UNSUPPORTED, "tflite: " + where() +
                                         ": the operator is not supported by Loom's tflite plugin "

@@ -135,11 +135,17 @@ class Converter {
 
 // Operator converters, one family per file. Each returns false when the builtin code is not
 // its own.
-bool convert_conv_pool(Converter& c, int32_t code);
-bool convert_elementwise(Converter& c, int32_t code);
-bool convert_matmul(Converter& c, int32_t code);
+bool convert_conv_pool(Converter& c, int32_t code);    // convolutions, pools, resize
+bool convert_elementwise(Converter& c, int32_t code);  // binary arithmetic, activations
+bool convert_math(Converter& c, int32_t code);  // unary math, comparisons, reductions, norms
+bool convert_matmul(Converter& c, int32_t code);   // FULLY_CONNECTED, BATCH_MATMUL
 bool convert_quantize(Converter& c, int32_t code);
-bool convert_shape(Converter& c, int32_t code);
+bool convert_shape(Converter& c, int32_t code);   // reshape, transpose, gather, slice, pad
+bool convert_layout(Converter& c, int32_t code);  // split, pack, tile, depth/space moves
+bool convert_recurrent(Converter& c, int32_t code);  // sequence LSTM/RNN
+// A custom operator (op().custom): handed to the op-kernel plugins by its custom code, or
+// refused naming the operator and the plugin that provides it.
+void convert_custom(Converter& c);
 
 // A permutation of a rank-4 constant shape / index to/from NCHW.
 std::vector<int64_t> permute_dims(const std::vector<int64_t>& dims, std::span<const int64_t> perm);

@@ -97,81 +97,6 @@ Quantization read_quantization(const fb::QuantizationParameters* q, const std::s
 
 }  // namespace
 
-const char* builtin_op_name(int32_t code) {
-  switch (static_cast<BuiltinOp>(code)) {
-    case BuiltinOp::kAdd:
-      return "ADD";
-    case BuiltinOp::kAveragePool2d:
-      return "AVERAGE_POOL_2D";
-    case BuiltinOp::kConcatenation:
-      return "CONCATENATION";
-    case BuiltinOp::kConv2d:
-      return "CONV_2D";
-    case BuiltinOp::kDepthwiseConv2d:
-      return "DEPTHWISE_CONV_2D";
-    case BuiltinOp::kDequantize:
-      return "DEQUANTIZE";
-    case BuiltinOp::kFullyConnected:
-      return "FULLY_CONNECTED";
-    case BuiltinOp::kLogistic:
-      return "LOGISTIC";
-    case BuiltinOp::kMaxPool2d:
-      return "MAX_POOL_2D";
-    case BuiltinOp::kMul:
-      return "MUL";
-    case BuiltinOp::kRelu:
-      return "RELU";
-    case BuiltinOp::kReluN1To1:
-      return "RELU_N1_TO_1";
-    case BuiltinOp::kRelu6:
-      return "RELU6";
-    case BuiltinOp::kReshape:
-      return "RESHAPE";
-    case BuiltinOp::kResizeBilinear:
-      return "RESIZE_BILINEAR";
-    case BuiltinOp::kSoftmax:
-      return "SOFTMAX";
-    case BuiltinOp::kTanh:
-      return "TANH";
-    case BuiltinOp::kPad:
-      return "PAD";
-    case BuiltinOp::kGather:
-      return "GATHER";
-    case BuiltinOp::kTranspose:
-      return "TRANSPOSE";
-    case BuiltinOp::kMean:
-      return "MEAN";
-    case BuiltinOp::kSub:
-      return "SUB";
-    case BuiltinOp::kDiv:
-      return "DIV";
-    case BuiltinOp::kSqueeze:
-      return "SQUEEZE";
-    case BuiltinOp::kStridedSlice:
-      return "STRIDED_SLICE";
-    case BuiltinOp::kExp:
-      return "EXP";
-    case BuiltinOp::kMaximum:
-      return "MAXIMUM";
-    case BuiltinOp::kMinimum:
-      return "MINIMUM";
-    case BuiltinOp::kPadV2:
-      return "PADV2";
-    case BuiltinOp::kResizeNearestNeighbor:
-      return "RESIZE_NEAREST_NEIGHBOR";
-    case BuiltinOp::kLeakyRelu:
-      return "LEAKY_RELU";
-    case BuiltinOp::kQuantize:
-      return "QUANTIZE";
-    case BuiltinOp::kHardSwish:
-      return "HARD_SWISH";
-    case BuiltinOp::kBatchMatMul:
-      return "BATCH_MATMUL";
-    default:
-      return "";
-  }
-}
-
 ModelView::ModelView(const uint8_t* data, size_t size) {
   if (!data || size < 8)
     invalid("the file is too short to be a TFLite model (" + std::to_string(size) + " bytes)");
@@ -324,8 +249,8 @@ void ModelView::read_operators(const void* subgraph_ptr, const void* model_ptr) 
     view.builtin_code = std::max<int32_t>(code->builtin_code(), code->deprecated_builtin_code());
     if (view.builtin_code == 32 /* CUSTOM */) {
       view.custom = true;
-      view.op_name = "custom operator '" +
-                     (code->custom_code() ? code->custom_code()->str() : std::string()) + "'";
+      view.custom_code = code->custom_code() ? code->custom_code()->str() : std::string();
+      view.op_name = "custom operator '" + view.custom_code + "'";
     } else if (const char* name = builtin_op_name(view.builtin_code); name[0]) {
       view.op_name = name;
     } else {

@@ -39,6 +39,7 @@ struct OperatorView {
   int32_t builtin_code = 0;
   std::string op_name;  // "CONV_2D", or "builtin operator 200", or "custom 'X'"
   bool custom = false;
+  std::string custom_code;  // OperatorCode.custom_code of a custom operator
   std::vector<int32_t> inputs;  // tensor indices, -1 = omitted optional input
   std::vector<int32_t> outputs;
   const void* raw = nullptr;  // the verified flatbuffers Operator (converter reads options)
