@@ -162,15 +162,17 @@ std::string Converter::fresh(const std::string& base) {
 }
 
 void Converter::emit(const std::string& op_type, const std::vector<std::string>& inputs,
-                     const std::vector<std::string>& outputs, const std::vector<Attr>& attrs) {
+                     const std::vector<std::string>& outputs, const std::vector<Attr>& attrs,
+                     const std::string& domain) {
   std::vector<const char*> in, out;
   for (const auto& s : inputs) in.push_back(s.c_str());
   for (const auto& s : outputs) out.push_back(s.c_str());
   const std::string node_name =
       fresh(current_ ? "op" + std::to_string(current_->index) + ":" + op_type : op_type);
+  if (!domain.empty()) sdk::check(api_.set_opset(builder_, domain.c_str(), 1));
   loom_node_builder_t* node = nullptr;
-  sdk::check(api_.add_node(builder_, node_name.c_str(), op_type.c_str(), "", in.size(), in.data(),
-                           out.size(), out.data(), &node));
+  sdk::check(api_.add_node(builder_, node_name.c_str(), op_type.c_str(), domain.c_str(),
+                           in.size(), in.data(), out.size(), out.data(), &node));
   for (const Attr& a : attrs) {
     switch (a.kind) {
       case Attr::kInt:
@@ -184,6 +186,9 @@ void Converter::emit(const std::string& op_type, const std::vector<std::string>&
         break;
       case Attr::kInts:
         sdk::check(api_.set_attr_ints(node, a.name.c_str(), a.ints.data(), a.ints.size()));
+        break;
+      case Attr::kFloats:
+        sdk::check(api_.set_attr_floats(node, a.name.c_str(), a.floats.data(), a.floats.size()));
         break;
     }
   }

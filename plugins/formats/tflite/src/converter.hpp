@@ -39,18 +39,22 @@ inline constexpr int64_t kToNhwc[4] = {0, 2, 3, 1};
 // One attribute of an emitted node.
 struct Attr {
   std::string name;
-  enum Kind { kInt, kFloat, kString, kInts } kind;
+  enum Kind { kInt, kFloat, kString, kInts, kFloats } kind;
   int64_t i = 0;
   float f = 0.f;
   std::string s;
   std::vector<int64_t> ints;
-  static Attr Int(std::string n, int64_t v) { return {std::move(n), kInt, v, 0.f, {}, {}}; }
-  static Attr Float(std::string n, float v) { return {std::move(n), kFloat, 0, v, {}, {}}; }
+  std::vector<float> floats;
+  static Attr Int(std::string n, int64_t v) { return {std::move(n), kInt, v, 0.f, {}, {}, {}}; }
+  static Attr Float(std::string n, float v) { return {std::move(n), kFloat, 0, v, {}, {}, {}}; }
   static Attr String(std::string n, std::string v) {
-    return {std::move(n), kString, 0, 0.f, std::move(v), {}};
+    return {std::move(n), kString, 0, 0.f, std::move(v), {}, {}};
   }
   static Attr Ints(std::string n, std::vector<int64_t> v) {
-    return {std::move(n), kInts, 0, 0.f, {}, std::move(v)};
+    return {std::move(n), kInts, 0, 0.f, {}, std::move(v), {}};
+  }
+  static Attr Floats(std::string n, std::vector<float> v) {
+    return {std::move(n), kFloats, 0, 0.f, {}, {}, std::move(v)};
   }
 };
 
@@ -90,9 +94,11 @@ class Converter {
   void finish_output(const TensorView& tensor, Layout layout, const std::string& produced,
                      int activation = 0);
 
-  // Emits a node (named after the current operator).
+  // Emits a node (named after the current operator). A non-empty `domain` (custom operators'
+  // "tflite.custom") is imported at opset 1.
   void emit(const std::string& op_type, const std::vector<std::string>& inputs,
-            const std::vector<std::string>& outputs, const std::vector<Attr>& attrs = {});
+            const std::vector<std::string>& outputs, const std::vector<Attr>& attrs = {},
+            const std::string& domain = "");
   // A fresh value name derived from `base`.
   std::string fresh(const std::string& base);
   // New initializers (copied).
