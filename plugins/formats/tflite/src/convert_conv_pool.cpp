@@ -1,5 +1,5 @@
-// CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D, RESIZE_BILINEAR,
-// RESIZE_NEAREST_NEIGHBOR: the layout-sensitive image operators, emitted in NCHW.
+// CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D,
+// RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR: the layout-sensitive image operators, emitted in NCHW.
 #include <algorithm>
 #include <cmath>
 #include <loom/plugin.hpp>
@@ -173,7 +173,94 @@ void convert_conv(Converter& c, bool depthwise) {
   c.finish_output(y, Layout::kNchw, out, activation);
 }
 
-void convert_pool(Converter& c, bool max_pool) {
+// TRANSPOSE_CONV: inputs (output_shape, weights [O, KH, KW, I], input, optional bias). TFLite
+// derives its padding from the requested output size as if it were the input of a forward
+// convolution, and writes input pixel y to outputs y * stride - pad_before + ky. ONNX
+// ConvTranspose does exactly that with pads [before, before, after, after] where "after" makes
+// the output the requested size; output rows no input pixel reaches (a requested size larger
+// than the kernel covers) come from output_padding when it is below the stride, else from a
+// zero Pad before the bias is added. Quantized forms compute in float: ONNX has no quantized
+// ConvTranspose, and TFLite's integer kernel matches the float one to within one step.
+void convert_transpose_conv(Converter& c) {
+  const TensorView& shape_t = c.input(0);
+  const TensorView& w = c.input(1);
+  const TensorView& x = c.input(2);
+  const TensorView* bias = c.has_input(3) ? &c.input(3) : nullptr;
+  const TensorView& y = c.output();
+  require_rank4(c, x, "input");
+  require_rank4(c, w, "filter");
+  require_rank4(c, y, "output");
+  const std::vector<int64_t> out_shape = c.constant_ints(shape_t);
+  if (out_shape.size() != 4)
+    c.invalid("output_shape must hold 4 values (NHWC), not " + std::to_string(out_shape.size()));
+  for (size_t i = 0; i < 4; ++i)
+    if (out_shape[i] != y.shape[i] && !(i == 0 && y.shape[0] < 0))
+      c.invalid("output_shape [" + std::to_string(out_shape[0]) + ", " +
+                std::to_string(out_shape[1]) + ", " + std::to_string(out_shape[2]) + ", " +
+                std::to_string(out_shape[3]) + "] disagrees with the output tensor's shape");
+  if (w.shape[3] != x.shape[3])
+    c.invalid("filter input channels " + std::to_string(w.shape[3]) + " differ from the input's " +
+              std::to_string(x.shape[3]));
+  if (w.shape[0] != y.shape[3])
+    c.invalid("filter output channels " + std::to_string(w.shape[0]) +
+              " differ from the output's " + std::to_string(y.shape[3]));
+  if (bias && (bias->rank() != 1 || bias->shape[0] != w.shape[0]))
+    c.invalid("the bias must have shape [" + std::to_string(w.shape[0]) + "]");
+  const auto* o = options_of<fb::TransposeConvOptions>(c);
+  if (!o) c.invalid("TRANSPOSE_CONV without options");
+  const int activation = static_cast<int>(o->fused_activation_function());
+  const Window win{w.shape[1], w.shape[2], o->stride_h(), o->stride_w(), 1, 1, o->padding()};
+  // Padding of the forward convolution from the output (TFLite's ComputePaddingHeightWidth).
+  const std::vector<int64_t> forward = onnx_pads(c, y, win);
+  const int64_t stride[2] = {win.stride_h, win.stride_w};
+  const int64_t kernel[2] = {win.kernel_h, win.kernel_w};
+  std::vector<int64_t> pads = {forward[0], forward[1], 0, 0}, output_padding = {0, 0},
+                       extra = {0, 0};
+  bool pad_after = false;
+  for (int d = 0; d < 2; ++d) {
+    const int64_t in = x.shape[1 + d], out = y.shape[1 + d];
+    if (in < 1 || out < 1) c.invalid("empty input or output image");
+    const int64_t covered = (in - 1) * stride[d] + kernel[d] - pads[d];
+    if (covered >= out) {
+      pads[2 + d] = covered - out;
+    } else if (out - covered < stride[d]) {
+      output_padding[d] = out - covered;
+    } else {
+      extra[d] = out - covered;
+      pad_after = true;
+    }
+  }
+  std::vector<Attr> attrs = {Attr::Ints("kernel_shape", {kernel[0], kernel[1]}),
+                             Attr::Ints("strides", {stride[0], stride[1]}),
+                             Attr::Ints("pads", pads),
+                             Attr::Ints("output_padding", output_padding)};
+  // ConvTranspose weights are [C_in, C_out, KH, KW].
+  constexpr int64_t kPerm[4] = {3, 0, 1, 2};
+  std::vector<std::string> inputs = {c.float_value(x, Layout::kNchw), c.permuted(w, kPerm, true)};
+  const std::string out = c.float_output(y, Layout::kNchw, activation);
+  if (!pad_after) {
+    if (bias) inputs.push_back(c.float_value(*bias, Layout::kNative));
+    c.emit("ConvTranspose", inputs, {out}, attrs);
+  } else {
+    const std::string conv = c.fresh(y.name + "/conv_transpose");
+    c.emit("ConvTranspose", inputs, {conv}, attrs);
+    const std::string padded = bias ? c.fresh(y.name + "/padded") : out;
+    c.emit("Pad", {conv, c.constant_i64("pads", {0, 0, 0, 0, 0, 0, extra[0], extra[1]})}, {padded});
+    if (bias) {
+      // The bias reaches every output pixel, also those no input pixel reaches.
+      const std::string column = c.fresh(y.name + "/bias_column");
+      c.emit("Reshape",
+             {c.float_value(*bias, Layout::kNative), c.constant_i64("bias_shape", {-1, 1, 1})},
+             {column});
+      c.emit("Add", {padded, column}, {out});
+    }
+  }
+  c.finish_output(y, Layout::kNchw, out, activation);
+}
+
+enum class Pool { kMax, kAverage, kL2 };
+
+void convert_pool(Converter& c, Pool kind) {
   const TensorView& x = c.input(0);
   const TensorView& y = c.output();
   require_rank4(c, x, "input");
@@ -185,7 +272,18 @@ void convert_pool(Converter& c, bool max_pool) {
   std::vector<Attr> attrs = window_attrs(c, x, win, false);
   // TFLite averages over the valid (unpadded) pixels only: count_include_pad = 0.
   const std::string out = c.float_output(y, Layout::kNchw, activation);
-  c.emit(max_pool ? "MaxPool" : "AveragePool", {c.float_value(x, Layout::kNchw)}, {out}, attrs);
+  const std::string in = c.float_value(x, Layout::kNchw);
+  if (kind == Pool::kL2) {
+    // TFLite's L2 pool is sqrt(mean of squares over the valid pixels), which ONNX LpPool (a
+    // plain sum, padding included) is not: Mul -> AveragePool -> Sqrt.
+    const std::string squares = c.fresh(y.name + "/squares");
+    const std::string mean = c.fresh(y.name + "/mean_square");
+    c.emit("Mul", {in, in}, {squares});
+    c.emit("AveragePool", {squares}, {mean}, attrs);
+    c.emit("Sqrt", {mean}, {out});
+  } else {
+    c.emit(kind == Pool::kMax ? "MaxPool" : "AveragePool", {in}, {out}, attrs);
+  }
   c.finish_output(y, Layout::kNchw, out, activation);
 }
 
@@ -206,15 +304,19 @@ void convert_resize(Converter& c, bool bilinear) {
     align_corners = o->align_corners();
     half_pixel = o->half_pixel_centers();
   }
+  // TFLite's kernels refuse the combination (TensorFlow defines no meaning for it).
+  if (align_corners && half_pixel)
+    c.invalid("align_corners and half_pixel_centers cannot both be set");
   std::vector<Attr> attrs = {Attr::String("mode", bilinear ? "linear" : "nearest")};
   if (align_corners) {
     attrs.push_back(Attr::String("coordinate_transformation_mode", "align_corners"));
     // TensorFlow rounds half away from zero: for the non-negative source indices, ceil.
     if (!bilinear) attrs.push_back(Attr::String("nearest_mode", "round_prefer_ceil"));
   } else if (half_pixel) {
-    attrs.push_back(Attr::String("coordinate_transformation_mode",
-                                 bilinear ? "half_pixel" : "tf_half_pixel_for_nn"));
-    if (!bilinear) attrs.push_back(Attr::String("nearest_mode", "floor"));
+    // TFLite's nearest takes floor((x + 0.5) * in / out), which is ONNX half_pixel's
+    // (x + 0.5) * in / out - 0.5 rounded half up (opset 13 dropped tf_half_pixel_for_nn).
+    attrs.push_back(Attr::String("coordinate_transformation_mode", "half_pixel"));
+    if (!bilinear) attrs.push_back(Attr::String("nearest_mode", "round_prefer_ceil"));
   } else {
     attrs.push_back(Attr::String("coordinate_transformation_mode", "asymmetric"));
     if (!bilinear) attrs.push_back(Attr::String("nearest_mode", "floor"));
@@ -241,10 +343,16 @@ bool convert_conv_pool(Converter& c, int32_t code) {
       convert_conv(c, true);
       return true;
     case BuiltinOp::kMaxPool2d:
-      convert_pool(c, true);
+      convert_pool(c, Pool::kMax);
       return true;
     case BuiltinOp::kAveragePool2d:
-      convert_pool(c, false);
+      convert_pool(c, Pool::kAverage);
+      return true;
+    case BuiltinOp::kL2Pool2d:
+      convert_pool(c, Pool::kL2);
+      return true;
+    case BuiltinOp::kTransposeConv:
+      convert_transpose_conv(c);
       return true;
     case BuiltinOp::kResizeBilinear:
       convert_resize(c, true);

@@ -1,0 +1,211 @@
+// Malformed convolution / pooling / resize / matrix-product operators: each is refused with one
+// line naming the operator and the problem, never a crash.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tflite_test_support.hpp"
+
+namespace loom::tflite::testing {
+namespace {
+
+constexpr int8_t kFloat32 = 0, kInt32 = 2, kInt8 = 9;
+
+class MalformedConv : public ::testing::Test {
+ protected:
+  std::string error_of(const TestModel& model) {
+    write_file(dir_ / "model.tflite", serialize(model));
+    return load_error(runtime_.get(), dir_ / "model.tflite");
+  }
+
+  loom::apps::RuntimePtr runtime_ = make_runtime();
+  TempDir dir_;
+};
+
+// A model with one operator `code`; tensors are added by the tests.
+struct Builder {
+  TestModel m;
+  int32_t tensor(std::vector<int32_t> shape, int8_t type = kFloat32) {
+    m.tensors.push_back(
+        {std::move(shape), type, 0, "t" + std::to_string(m.tensors.size()), {}, {}, 0});
+    return static_cast<int32_t>(m.tensors.size() - 1);
+  }
+  // A constant of `type` (4-byte elements for float32/int32, 1-byte for int8) filled with
+  // `values` (repeated to the element count).
+  int32_t constant(std::vector<int32_t> shape, int8_t type, std::vector<int32_t> values) {
+    int64_t count = 1;
+    for (int32_t d : shape) count *= d;
+    std::vector<uint8_t> bytes;
+    for (int64_t i = 0; i < count; ++i) {
+      const int32_t v = values.empty() ? 0 : values[i % values.size()];
+      if (type == kInt8) {
+        bytes.push_back(static_cast<uint8_t>(static_cast<int8_t>(v)));
+      } else if (type == kInt32) {
+        const auto* p = reinterpret_cast<const uint8_t*>(&v);
+        bytes.insert(bytes.end(), p, p + 4);
+      } else {
+        const float f = static_cast<float>(v);
+        const auto* p = reinterpret_cast<const uint8_t*>(&f);
+        bytes.insert(bytes.end(), p, p + 4);
+      }
+    }
+    m.buffers.push_back(bytes);
+    const int32_t t = tensor(std::move(shape), type);
+    m.tensors.back().buffer = static_cast<uint32_t>(m.buffers.size() - 1);
+    return t;
+  }
+  void op(int32_t code, std::vector<int32_t> inputs, std::vector<int32_t> outputs) {
+    m.operators.push_back({code, "", std::move(inputs), std::move(outputs)});
+  }
+};
+
+constexpr int32_t kFullyConnected = 9, kL2Pool = 12, kResizeBilinear = 23, kTransposeConv = 67,
+                  kBatchMatmul = 126;
+
+void expect_error(const std::string& error, const std::string& part, loom_status_code_t code) {
+  EXPECT_NE(error.find(part), std::string::npos) << error;
+  EXPECT_EQ(error.rfind(std::to_string(code) + ":", 0), 0u) << error;
+}
+
+TEST_F(MalformedConv, TransposeConvNeedsAConstantOutputShape) {
+  Builder b;
+  const int32_t shape = b.tensor({4}, kInt32), x = b.tensor({1, 3, 3, 2});
+  const int32_t w = b.constant({4, 3, 3, 2}, kFloat32, {1}), y = b.tensor({1, 6, 6, 4});
+  b.op(kTransposeConv, {shape, w, x}, {y});
+  b.m.inputs = {shape, x};
+  b.m.outputs = {y};
+  expect_error(error_of(b.m),
+               "operator 0 (TRANSPOSE_CONV) producing tensor 't3': tensor 't0' "
+               "must be a constant",
+               LOOM_ERROR_UNSUPPORTED);
+}
+
+TEST_F(MalformedConv, TransposeConvOutputShapeMustMatchTheOutput) {
+  Builder b;
+  const int32_t shape = b.constant({4}, kInt32, {1, 7, 6, 4}), x = b.tensor({1, 3, 3, 2});
+  const int32_t w = b.constant({4, 3, 3, 2}, kFloat32, {1}), y = b.tensor({1, 6, 6, 4});
+  b.op(kTransposeConv, {shape, w, x}, {y});
+  b.m.inputs = {x};
+  b.m.outputs = {y};
+  expect_error(error_of(b.m), "output_shape [1, 7, 6, 4] disagrees with the output tensor's shape",
+               LOOM_ERROR_INVALID_MODEL);
+}
+
+TEST_F(MalformedConv, TransposeConvChannelsMustMatch) {
+  Builder b;
+  const int32_t shape = b.constant({4}, kInt32, {1, 6, 6, 4}), x = b.tensor({1, 3, 3, 3});
+  const int32_t w = b.constant({4, 3, 3, 2}, kFloat32, {1}), y = b.tensor({1, 6, 6, 4});
+  b.op(kTransposeConv, {shape, w, x}, {y});
+  b.m.inputs = {x};
+  b.m.outputs = {y};
+  expect_error(error_of(b.m), "filter input channels 2 differ from the input's 3",
+               LOOM_ERROR_INVALID_MODEL);
+}
+
+TEST_F(MalformedConv, TransposeConvMissingInputAndOptions) {
+  Builder b;
+  const int32_t shape = b.constant({4}, kInt32, {1, 6, 6, 4}), x = b.tensor({1, 3, 3, 2});
+  const int32_t w = b.constant({4, 3, 3, 2}, kFloat32, {1}), y = b.tensor({1, 6, 6, 4});
+  b.op(kTransposeConv, {shape, w}, {y});
+  b.m.inputs = {x};
+  b.m.outputs = {y};
+  expect_error(error_of(b.m), "input 2 is missing (the operator has 2 inputs)",
+               LOOM_ERROR_INVALID_MODEL);
+  b.m.operators[0].inputs = {shape, w, x};
+  expect_error(error_of(b.m), "TRANSPOSE_CONV without options", LOOM_ERROR_INVALID_MODEL);
+}
+
+TEST_F(MalformedConv, TransposeConvBiasShape) {
+  Builder b;
+  const int32_t shape = b.constant({4}, kInt32, {1, 6, 6, 4}), x = b.tensor({1, 3, 3, 2});
+  const int32_t w = b.constant({4, 3, 3, 2}, kFloat32, {1}), y = b.tensor({1, 6, 6, 4});
+  const int32_t bias = b.constant({3}, kFloat32, {1});
+  b.op(kTransposeConv, {shape, w, x, bias}, {y});
+  b.m.inputs = {x};
+  b.m.outputs = {y};
+  expect_error(error_of(b.m), "the bias must have shape [4]", LOOM_ERROR_INVALID_MODEL);
+}
+
+TEST_F(MalformedConv, L2PoolWithoutOptionsOrOfTheWrongRank) {
+  Builder b;
+  const int32_t x = b.tensor({1, 4, 4, 2}), y = b.tensor({1, 2, 2, 2});
+  b.op(kL2Pool, {x}, {y});
+  b.m.inputs = {x};
+  b.m.outputs = {y};
+  expect_error(error_of(b.m),
+               "operator 0 (L2_POOL_2D) producing tensor 't1': pooling without "
+               "options",
+               LOOM_ERROR_INVALID_MODEL);
+  b.m.tensors[0].shape = {4, 4, 2};
+  expect_error(error_of(b.m), "input 't0' must have rank 4 (NHWC), not 3",
+               LOOM_ERROR_INVALID_MODEL);
+}
+
+TEST_F(MalformedConv, ResizeSizeMustBeTwoConstantValues) {
+  Builder b;
+  const int32_t x = b.tensor({1, 4, 4, 2}), size = b.constant({3}, kInt32, {8, 8, 8});
+  const int32_t y = b.tensor({1, 8, 8, 2});
+  b.op(kResizeBilinear, {x, size}, {y});
+  b.m.inputs = {x};
+  b.m.outputs = {y};
+  expect_error(error_of(b.m), "the size operand must hold two positive values",
+               LOOM_ERROR_INVALID_MODEL);
+  const int32_t dynamic = b.tensor({2}, kInt32);
+  b.m.operators[0].inputs = {x, dynamic};
+  b.m.inputs = {x, dynamic};
+  expect_error(error_of(b.m), "must be a constant", LOOM_ERROR_UNSUPPORTED);
+}
+
+TEST_F(MalformedConv, FullyConnectedShapesAreChecked) {
+  Builder b;
+  const int32_t x = b.tensor({2, 7}), w = b.constant({3, 4}, kFloat32, {1});
+  const int32_t y = b.tensor({2, 3});
+  b.op(kFullyConnected, {x, w, -1}, {y});
+  b.m.inputs = {x};
+  b.m.outputs = {y};
+  expect_error(error_of(b.m),
+               "operator 0 (FULLY_CONNECTED) producing tensor 't2': the input's "
+               "14 elements do not split into rows of the weights' 4 inputs",
+               LOOM_ERROR_INVALID_MODEL);
+  b.m.tensors[0].shape = {2, 4};
+  const int32_t bias = b.constant({5}, kFloat32, {0});
+  b.m.operators[0].inputs = {x, w, bias};
+  expect_error(error_of(b.m), "the bias must have shape [3]", LOOM_ERROR_INVALID_MODEL);
+  b.m.operators[0].inputs = {x, w, -1};
+  b.m.tensors[y].shape = {2, 5};
+  expect_error(error_of(b.m), "the output's last dimension must be the weights' 3 units",
+               LOOM_ERROR_INVALID_MODEL);
+}
+
+TEST_F(MalformedConv, HybridFullyConnectedIsRefused) {
+  Builder b;
+  const int32_t x = b.tensor({2, 4}), w = b.constant({3, 4}, kInt8, {5}), y = b.tensor({2, 3});
+  b.m.tensors[w].scales = {0.1f};
+  b.m.tensors[w].zero_points = {0};
+  b.op(kFullyConnected, {x, w, -1}, {y});
+  b.m.inputs = {x};
+  b.m.outputs = {y};
+  expect_error(error_of(b.m),
+               "hybrid FULLY_CONNECTED (float input, int8 weights) is not "
+               "supported",
+               LOOM_ERROR_UNSUPPORTED);
+}
+
+TEST_F(MalformedConv, BatchMatmulInnerDimensionsMustAgree) {
+  Builder b;
+  const int32_t a = b.tensor({2, 3, 4}), m = b.tensor({2, 5, 6}), y = b.tensor({2, 3, 6});
+  b.op(kBatchMatmul, {a, m}, {y});
+  b.m.inputs = {a, m};
+  b.m.outputs = {y};
+  expect_error(error_of(b.m),
+               "operator 0 (BATCH_MATMUL) producing tensor 't2': the operands' "
+               "inner dimensions differ (4 and 5)",
+               LOOM_ERROR_INVALID_MODEL);
+  b.m.tensors[a].shape = {4};
+  expect_error(error_of(b.m), "BATCH_MATMUL operands need rank >= 2", LOOM_ERROR_INVALID_MODEL);
+}
+
+}  // namespace
+}  // namespace loom::tflite::testing
