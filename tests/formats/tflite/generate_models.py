@@ -57,7 +57,8 @@ TYPE = {np.float32: 0, np.float16: 1, np.int32: 2, np.uint8: 3, np.int64: 4, np.
 # this module (Graph, option helpers, quantization helpers), S the schema; `expected` is a list
 # of outputs computed without the interpreter (custom operators it lacks), None to run it.
 # Each module seeds its own generator, so adding models never changes the others' files.
-FAMILY_MODULES = ["models_math", "models_layout", "models_conv", "models_custom"]
+FAMILY_MODULES = ["models_math", "models_layout", "models_conv", "models_custom",
+                  "models_sparse"]
 ACT = dict(NONE=0, RELU=1, RELU6=3)
 
 
@@ -82,9 +83,11 @@ class Graph:
         self.ops = []      # dicts: code inputs outputs options(kind, fn)
         self.inputs, self.outputs = [], []
 
-    def tensor(self, name, shape, dtype, data=None, quant=None):
+    def tensor(self, name, shape, dtype, data=None, quant=None, sparsity=None):
+        """sparsity: (traversal_order, block_map, levels, values) from sparsify(); `data` is
+        then ignored and the buffer holds the sparse values."""
         self.tensors.append(dict(name=name, shape=list(shape), dtype=dtype, data=data,
-                                 quant=quant))
+                                 quant=quant, sparsity=sparsity))
         return len(self.tensors) - 1
 
     def const(self, name, array, quant=None):
@@ -111,10 +114,11 @@ class Graph:
         buffer_offsets = [None]
         tensor_buffer = []
         for t in self.tensors:
-            if t["data"] is None:
+            data = t["sparsity"][3] if t.get("sparsity") else t["data"]
+            if data is None:
                 tensor_buffer.append(0)
                 continue
-            raw = t["data"].astype(t["data"].dtype.newbyteorder("<")).tobytes()
+            raw = data.astype(data.dtype.newbyteorder("<")).tobytes()
             b.StartVector(1, len(raw), 16)
             b.head = b.head - len(raw)
             b.Bytes[b.head:b.head + len(raw)] = raw
@@ -149,8 +153,11 @@ class Graph:
                 S.QuantizationParameters.QuantizationParametersAddZeroPoint(b, zp_vec)
                 S.QuantizationParameters.QuantizationParametersAddQuantizedDimension(b, axis)
                 quant = S.QuantizationParameters.QuantizationParametersEnd(b)
+            sparsity = self.sparsity_table(b, S, t["sparsity"]) if t.get("sparsity") else None
             S.Tensor.TensorStart(b)
             S.Tensor.TensorAddShape(b, shape)
+            if sparsity is not None:
+                S.Tensor.TensorAddSparsity(b, sparsity)
             S.Tensor.TensorAddType(b, TYPE[t["dtype"]])
             S.Tensor.TensorAddBuffer(b, tensor_buffer[i])
             S.Tensor.TensorAddName(b, name)
@@ -224,6 +231,84 @@ class Graph:
         S.Model.ModelAddBuffers(b, buffer_vec)
         b.Finish(S.Model.ModelEnd(b), file_identifier=b"TFL3")
         return bytes(b.Output())
+
+
+    @staticmethod
+    def sparsity_table(b, S, sparsity):
+        order, block_map, levels, _ = sparsity
+
+        def ints(start, values):
+            start(b, len(values))
+            for v in reversed(values):
+                b.PrependInt32(int(v))
+            return b.EndVector()
+
+        metadata = []
+        for level in levels:
+            vectors = []
+            if level[0] == "csr":
+                for values in (level[1], level[2]):
+                    vec = ints(S.Int32Vector.Int32VectorStartValuesVector, values)
+                    S.Int32Vector.Int32VectorStart(b)
+                    S.Int32Vector.Int32VectorAddValues(b, vec)
+                    vectors.append(S.Int32Vector.Int32VectorEnd(b))
+            M = S.DimensionMetadata
+            M.DimensionMetadataStart(b)
+            if level[0] == "dense":
+                M.DimensionMetadataAddFormat(b, 0)
+                M.DimensionMetadataAddDenseSize(b, level[1])
+            else:
+                M.DimensionMetadataAddFormat(b, 1)
+                M.DimensionMetadataAddArraySegmentsType(b, 1)  # Int32Vector
+                M.DimensionMetadataAddArraySegments(b, vectors[0])
+                M.DimensionMetadataAddArrayIndicesType(b, 1)
+                M.DimensionMetadataAddArrayIndices(b, vectors[1])
+            metadata.append(M.DimensionMetadataEnd(b))
+        order_vec = ints(S.SparsityParameters.SparsityParametersStartTraversalOrderVector, order)
+        map_vec = ints(S.SparsityParameters.SparsityParametersStartBlockMapVector, block_map)
+        S.SparsityParameters.SparsityParametersStartDimMetadataVector(b, len(metadata))
+        for m in reversed(metadata):
+            b.PrependUOffsetTRelative(m)
+        meta_vec = b.EndVector()
+        S.SparsityParameters.SparsityParametersStart(b)
+        S.SparsityParameters.SparsityParametersAddTraversalOrder(b, order_vec)
+        S.SparsityParameters.SparsityParametersAddBlockMap(b, map_vec)
+        S.SparsityParameters.SparsityParametersAddDimMetadata(b, meta_vec)
+        return S.SparsityParameters.SparsityParametersEnd(b)
+
+
+def sparsify(dense, formats, block=None):
+    """TFLite's sparse encoding of `dense`: formats[i] is "dense" or "csr" for the i-th
+    dimension of the traversal (original dimensions in order, then the block dimension);
+    block = (dimension, size) blocks one dimension (e.g. (1, 4): 1x4 blocks of a matrix).
+    A block (or, unblocked, an element) is stored when any of its values is non-zero.
+    Returns (traversal_order, block_map, levels, values) for Graph.tensor(sparsity=...)."""
+    shape = list(dense.shape)
+    if block is not None:
+        d, size = block
+        shape[d] //= size
+        expanded = dense.reshape(dense.shape[:d] + (shape[d], size) + dense.shape[d + 1:])
+        expanded = np.moveaxis(expanded, d + 1, -1)  # block dimension last
+        shape.append(size)
+        block_map = [d]
+    else:
+        expanded, block_map = dense, []
+    order = list(range(len(shape)))
+    levels = []
+    nodes = [()]  # index tuples of the stored nodes at the current level
+    for level, fmt in enumerate(formats):
+        children, segments, indices = [], [0], []
+        for node in nodes:
+            for i in range(shape[level]):
+                child = node + (i,)
+                if fmt == "dense" or np.any(expanded[child] != 0):
+                    children.append(child)
+                    indices.append(i)
+            segments.append(len(children))
+        levels.append(("dense", shape[level]) if fmt == "dense" else ("csr", segments, indices))
+        nodes = children
+    values = np.array([expanded[node] for node in nodes], dtype=dense.dtype)
+    return order, block_map, levels, values
 
 
 # ---- option tables ----------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "op_codes.hpp"
+#include "sparsity.hpp"
 #include "tflite_subset_generated.h"
 
 namespace loom::tflite {
@@ -122,8 +123,10 @@ ModelView::ModelView(const uint8_t* data, size_t size) {
              "the model has " + std::to_string(model->subgraphs()->size()) +
                  " subgraphs; the first (main) one is loaded");
   const fb::SubGraph* subgraph = model->subgraphs()->Get(0);
+  file_size_ = size;
   read_tensors(subgraph, model);
   read_operators(subgraph, model);
+  fold_densify();
   auto read_indices = [&](const flatbuffers::Vector<int32_t>* list, const char* what) {
     std::vector<int32_t> result;
     if (!list) return result;
@@ -162,7 +165,6 @@ void ModelView::read_tensors(const void* subgraph_ptr, const void* model_ptr) {
     view.index = static_cast<int32_t>(i);
     view.name = t->name() ? t->name()->str() : std::string();
     const std::string where = describe_tensor(view.index, view.name);
-    if (t->sparsity()) unsupported(where + " is sparse; sparse tensors are not supported");
     view.dtype = to_loom_dtype(t->type());
     if (view.dtype == LOOM_DTYPE_UNDEFINED) {
       const std::string type_name = fb::EnumNameTensorType(t->type());
@@ -208,7 +210,17 @@ void ModelView::read_tensors(const void* subgraph_ptr, const void* model_ptr) {
         unsupported(where +
                     " keeps its data outside the flatbuffer (a model over 2 GiB); "
                     "such models are not supported");
-      if (buffer->data() && buffer->data()->size() > 0) {
+      if (t->sparsity()) {
+        if (!buffer->data() || buffer->data()->size() == 0)
+          invalid(where + " has sparsity parameters but no values (only constants are sparse)");
+        // Pruned weights may be far smaller than their dense form; a hostile file must not
+        // make the loader allocate without bound.
+        const size_t max_bytes = std::max<size_t>(size_t{256} << 20, 16 * file_size_);
+        owned_.push_back(densify(t->sparsity(), view.shape, sdk::dtype_size(view.dtype),
+                                 {buffer->data()->data(), buffer->data()->size()}, where,
+                                 max_bytes));
+        view.data = {owned_.back().data(), owned_.back().size()};
+      } else if (buffer->data() && buffer->data()->size() > 0) {
         const size_t expected = static_cast<size_t>(elements) * sdk::dtype_size(view.dtype);
         if (buffer->data()->size() != expected)
           invalid(where + " has " + std::to_string(buffer->data()->size()) +
@@ -216,6 +228,8 @@ void ModelView::read_tensors(const void* subgraph_ptr, const void* model_ptr) {
         view.data = {buffer->data()->data(), buffer->data()->size()};
       }
     }
+    if (t->sparsity() && view.data.empty())
+      invalid(where + " has sparsity parameters but no values (only constants are sparse)");
     tensors_.push_back(std::move(view));
   }
   // Loom refers to values by name: empty or repeated TFLite names get a unique suffix.
@@ -271,6 +285,33 @@ void ModelView::read_operators(const void* subgraph_ptr, const void* model_ptr) 
     view.outputs = indices(op->outputs(), false);
     operators_.push_back(std::move(view));
   }
+}
+
+// DENSIFY turns a sparse constant into its dense form at run time in TFLite; here sparse
+// constants are dense from the start, so the operator's output becomes that constant and the
+// operator is dropped (its consumers then see constant weights, as in a dense model).
+void ModelView::fold_densify() {
+  std::vector<OperatorView> kept;
+  kept.reserve(operators_.size());
+  for (auto& op : operators_) {
+    if (op.builtin_code != static_cast<int32_t>(BuiltinOp::kDensify)) {
+      kept.push_back(std::move(op));
+      continue;
+    }
+    const std::string where = "operator " + std::to_string(op.index) + " (DENSIFY)";
+    if (op.inputs.size() != 1 || op.outputs.size() != 1 || op.inputs[0] < 0)
+      invalid(where + " must have one input and one output");
+    const TensorView& in = tensors_[op.inputs[0]];
+    TensorView& out = tensors_[op.outputs[0]];
+    if (!in.is_constant())
+      unsupported(where + " densifies " + describe_tensor(in.index, in.name) +
+                  ", which is not a constant; only constant sparse tensors are supported");
+    if (out.is_constant() || in.dtype != out.dtype || in.shape != out.shape)
+      invalid(where + " writes " + describe_tensor(out.index, out.name) +
+              ", which is a constant or differs from its input in type or shape");
+    out.data = in.data;
+  }
+  operators_ = std::move(kept);
 }
 
 // Operators come in execution order: every tensor an operator reads must be a constant, a

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <string>
 #include <vector>
@@ -62,6 +63,7 @@ class ModelView {
  private:
   void read_tensors(const void* subgraph, const void* model);
   void read_operators(const void* subgraph, const void* model);
+  void fold_densify();
   void check_dataflow() const;
 
   std::vector<TensorView> tensors_;
@@ -69,6 +71,8 @@ class ModelView {
   std::vector<int32_t> inputs_, outputs_;
   std::string description_;
   uint32_t version_ = 0;
+  size_t file_size_ = 0;
+  std::deque<std::vector<uint8_t>> owned_;  // densified sparse constants (TensorView::data)
 };
 
 // Limits on what a model may declare; beyond them the file is refused (hostile input must not
