@@ -110,6 +110,16 @@ void convert_pad(Converter& c, bool with_value) {
     c.emit("Pad", inputs, {c.define(y, layout)});
     return;
   }
+  // Same quantization in and out: pad the stored values with the zero point (TFLite's PAD) or
+  // with the stored pad value when it shares the quantization (PADV2).
+  if (same_quantization(x, y) && !x.quant.per_channel() &&
+      (!value || same_quantization(*value, x))) {
+    c.emit("Pad",
+           {c.value(x, layout), pads_name,
+            value ? c.value(*value, Layout::kNative) : c.zero_point_of(x)},
+           {c.define(y, layout)});
+    return;
+  }
   // Quantized: padding with real 0 (TFLite pads with the zero point) or the dequantized value.
   std::vector<std::string> inputs = {c.float_value(x, layout), pads_name};
   if (value) inputs.push_back(c.float_value(*value, Layout::kNative));
@@ -170,15 +180,66 @@ void convert_transpose(Converter& c) {
          {Attr::Ints("perm", perm)});
 }
 
+// GATHER with batch_dims b: ONNX Gather has none, GatherND has them but gathers along the
+// first non-batch axis only, so a later axis is moved there first and the result moved back.
 void convert_gather(Converter& c) {
   const TensorView& x = c.input(0);
+  const TensorView& indices = c.input(1);
+  const TensorView& y = c.output();
   const auto* o = options_of<fb::GatherOptions>(c);
-  if (o && o->batch_dims() != 0) c.unsupported("GATHER with batch_dims != 0");
   const int64_t axis = normalized_axis(c, o ? o->axis() : 0, x.rank());
-  c.emit("Gather", {c.value(x, Layout::kNative), c.value(c.input(1), Layout::kNative)},
-         {c.define(c.output(), Layout::kNative)}, {Attr::Int("axis", axis)});
+  int64_t batch_dims = o ? o->batch_dims() : 0;
+  if (batch_dims < 0) batch_dims += indices.rank();
+  if (batch_dims < 0 || batch_dims > indices.rank() || batch_dims > axis)
+    c.invalid("batch_dims " + std::to_string(o ? o->batch_dims() : 0) +
+              " must be in [0, min(axis, indices rank)]");
+  for (int64_t d = 0; d < batch_dims; ++d)
+    if (x.shape[d] != indices.shape[d])
+      c.invalid("batch dimension " + std::to_string(d) + " differs between params and indices");
+  if (!same_quantization(x, y)) c.unsupported("GATHER that changes the quantization");
+  if (batch_dims == 0) {
+    c.emit("Gather", {c.value(x, Layout::kNative), c.value(indices, Layout::kNative)},
+           {c.define(y, Layout::kNative)}, {Attr::Int("axis", axis)});
+    return;
+  }
+  std::string params = c.value(x, Layout::kNative);
+  if (axis > batch_dims) {
+    std::vector<int64_t> perm;
+    for (int64_t d = 0; d < batch_dims; ++d) perm.push_back(d);
+    perm.push_back(axis);
+    for (int64_t d = batch_dims; d < x.rank(); ++d)
+      if (d != axis) perm.push_back(d);
+    const std::string moved = c.fresh(y.name + "/params");
+    c.emit("Transpose", {params}, {moved}, {Attr::Ints("perm", perm)});
+    params = moved;
+  }
+  std::string index64;
+  if (indices.is_constant()) {
+    index64 = c.constant_i64("gather_indices", c.constant_ints(indices), indices.shape);
+  } else {
+    index64 = c.fresh(indices.name + "/i64");
+    c.emit("Cast", {c.value(indices, Layout::kNative)}, {index64},
+           {Attr::Int("to", LOOM_DTYPE_INT64)});
+  }
+  const std::string tuples = c.fresh(indices.name + "/tuples");
+  c.emit("Unsqueeze", {index64, c.constant_i64("axes", {indices.rank()})}, {tuples});
+  const int64_t outer = axis - batch_dims, gathered = indices.rank() - batch_dims;
+  const std::string result = outer == 0 ? c.define(y, Layout::kNative) : c.fresh(y.name + "/nd");
+  c.emit("GatherND", {params, tuples}, {result}, {Attr::Int("batch_dims", batch_dims)});
+  if (outer == 0) return;
+  // [B, I, outer, inner] -> [B, outer, I, inner]
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < batch_dims; ++d) perm.push_back(d);
+  for (int64_t d = 0; d < outer; ++d) perm.push_back(batch_dims + gathered + d);
+  for (int64_t d = 0; d < gathered; ++d) perm.push_back(batch_dims + d);
+  for (int64_t d = batch_dims + gathered + outer; d < y.rank(); ++d) perm.push_back(d);
+  c.emit("Transpose", {result}, {c.define(y, Layout::kNative)}, {Attr::Ints("perm", perm)});
 }
 
+// STRIDED_SLICE with TensorFlow's sparse specification: the ellipsis stands for as many full
+// dimensions as the other entries leave (an implicit one at the end when there is none),
+// new_axis entries insert a dimension of 1, shrink entries drop theirs; offset makes end
+// relative to begin. Becomes Unsqueeze (new axes) -> Slice -> Squeeze (shrunk axes).
 void convert_strided_slice(Converter& c) {
   const TensorView& x = c.input(0);
   const TensorView& y = c.output();
@@ -187,41 +248,87 @@ void convert_strided_slice(Converter& c) {
   const auto strides =
       c.has_input(3) ? c.constant_ints(c.input(3)) : std::vector<int64_t>(begin.size(), 1);
   const auto* o = options_of<fb::StridedSliceOptions>(c);
-  if (o && (o->ellipsis_mask() || o->new_axis_mask() || o->offset()))
-    c.unsupported("STRIDED_SLICE with ellipsis_mask, new_axis_mask or offset");
-  if (begin.size() != end.size() || begin.size() != strides.size() ||
-      static_cast<int64_t>(begin.size()) > x.rank())
-    c.invalid("begin, end and strides must have the same length, at most the input rank");
+  if (begin.size() != end.size() || begin.size() != strides.size() || begin.size() > 31)
+    c.invalid("begin, end and strides must have the same length (at most 31)");
   const int32_t begin_mask = o ? o->begin_mask() : 0, end_mask = o ? o->end_mask() : 0;
   const int32_t shrink_mask = o ? o->shrink_axis_mask() : 0;
+  const int32_t ellipsis_mask = o ? o->ellipsis_mask() : 0;
+  const int32_t new_axis_mask = o ? o->new_axis_mask() : 0;
+  const bool offset = o && o->offset();
+  const int64_t n = static_cast<int64_t>(begin.size());
+  const int64_t rank = x.rank();
+  int64_t ellipsis = -1, dense_entries = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t bit = 1 << i;
+    if (ellipsis_mask & bit) {
+      if (ellipsis >= 0) c.invalid("more than one ellipsis");
+      ellipsis = i;
+    } else if (!(new_axis_mask & bit)) {
+      ++dense_entries;
+    }
+  }
+  if (dense_entries > rank)
+    c.invalid("the slice has " + std::to_string(dense_entries) + " entries for rank " +
+              std::to_string(rank));
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-  std::vector<int64_t> starts, ends, axes, steps, squeeze;
-  for (size_t i = 0; i < begin.size(); ++i) {
+  // Entries of the result before squeezing: new axes and input dimensions, in order.
+  std::vector<int64_t> new_axes, squeeze, starts, ends, axes, steps;
+  int64_t position = 0, dim = 0;
+  auto full = [&](int64_t count) {
+    for (int64_t k = 0; k < count; ++k, ++dim, ++position) {
+      starts.push_back(0);
+      ends.push_back(kMax);
+      axes.push_back(position);
+      steps.push_back(1);
+    }
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t bit = 1 << i;
+    if (ellipsis_mask & bit) {
+      full(rank - dense_entries);
+      continue;
+    }
+    if (new_axis_mask & bit) {
+      new_axes.push_back(position++);
+      continue;
+    }
     int64_t s = strides[i], b = begin[i], e = end[i];
     if (s == 0) c.invalid("a stride is 0");
-    if (shrink_mask & (1 << i)) {
-      if (b < 0) b += x.shape[i];
-      if (b < 0 || b >= x.shape[i]) c.invalid("shrink index out of range");
+    const int64_t size = x.shape[dim];
+    if (shrink_mask & bit) {
+      if (size < 0) c.unsupported("shrinking a dynamic dimension");
+      if (b < 0) b += size;
+      if (b < 0 || b >= size) c.invalid("shrink index out of range");
       e = b + 1;
       s = 1;
-      squeeze.push_back(static_cast<int64_t>(i));
+      squeeze.push_back(position);
     } else {
-      if (begin_mask & (1 << i)) b = s > 0 ? 0 : kMax;
-      if (end_mask & (1 << i)) e = s > 0 ? kMax : kMin;
+      if (offset) e = b + e;
+      if (begin_mask & bit) b = s > 0 ? 0 : kMax;
+      if (end_mask & bit) e = s > 0 ? kMax : kMin;
     }
     starts.push_back(b);
     ends.push_back(e);
-    axes.push_back(static_cast<int64_t>(i));
+    axes.push_back(position);
     steps.push_back(s);
+    ++dim;
+    ++position;
+  }
+  if (ellipsis < 0) full(rank - dim);
+  std::string current = c.value(x, Layout::kNative);
+  if (!same_quantization(x, y)) c.unsupported("STRIDED_SLICE that changes the quantization");
+  if (!new_axes.empty()) {
+    const std::string expanded = c.fresh(y.name + "/new_axes");
+    c.emit("Unsqueeze", {current, c.constant_i64("axes", new_axes)}, {expanded});
+    current = expanded;
   }
   const std::string sliced =
       squeeze.empty() ? c.define(y, Layout::kNative) : c.fresh(y.name + "/slice");
-  c.emit(
-      "Slice",
-      {c.value(x, Layout::kNative), c.constant_i64("starts", starts), c.constant_i64("ends", ends),
-       c.constant_i64("axes", axes), c.constant_i64("steps", steps)},
-      {sliced});
+  c.emit("Slice",
+         {current, c.constant_i64("starts", starts), c.constant_i64("ends", ends),
+          c.constant_i64("axes", axes), c.constant_i64("steps", steps)},
+         {sliced});
   if (!squeeze.empty())
     c.emit("Squeeze", {sliced, c.constant_i64("squeeze_axes", squeeze)},
            {c.define(y, Layout::kNative)});
