@@ -1,6 +1,7 @@
 // Shape and data-movement operators: CONCATENATION, MEAN, PAD, PADV2 (layout-aware: their
-// axes are remapped when the operand is held in NCHW), RESHAPE, SQUEEZE, TRANSPOSE, GATHER,
-// STRIDED_SLICE (in TFLite's own layout, on quantized values directly).
+// axes are remapped when the operand is held in NCHW), RESHAPE, SQUEEZE, TRANSPOSE, GATHER
+// (any axis and batch_dims), STRIDED_SLICE (every mask and offset) in TFLite's own layout, on
+// quantized values directly. The rest of the family is in convert_layout.cpp.
 #include <algorithm>
 #include <limits>
 #include <loom/plugin.hpp>
