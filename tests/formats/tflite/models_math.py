@@ -235,7 +235,7 @@ def build(G, S):
 
 
 # Operators whose TFLite 2.14 kernels take int8 but not uint8.
-INT8_ONLY = {"RSQRT", "ABS", "SQUARED_DIFFERENCE"}
+INT8_ONLY = {"RSQRT", "ABS", "SQUARED_DIFFERENCE", "REDUCE_PROD"}
 
 
 def quantized_model(G, S, OP, rng, qt):
@@ -280,7 +280,18 @@ def quantized_model(G, S, OP, rng, qt):
     op("GELU", [x], "gelu", (-0.2, 2.0))
     op("ARG_MAX", [x, g.const("axis", np.array([3], np.int32))], "argmax", out_shape=[1, 4, 4],
        dtype=np.int32, options=G.simple_options("ArgMaxOptions", output_type=2))
-    op("LESS", [x, p], "less", out_shape=shape, dtype=np.bool_)
+    less = op("LESS", [x, p], "less", out_shape=shape, dtype=np.bool_)
+    op("EQUAL", [x, g.const("zero_q", *weight(G, np.zeros(6, np.float32), qt))], "equal",
+       out_shape=shape, dtype=np.bool_)
+    op("GREATER_EQUAL", [p, x], "greater_equal", out_shape=shape, dtype=np.bool_)
+    op("REDUCE_MIN", [p, g.const("w", np.array([2], np.int32))], "reduce_min", (0.0, 4.0),
+       [1, 4, 1, 6], options=G.simple_options("ReducerOptions", keep_dims=True))
+    op("REDUCE_PROD", [p, g.const("h", np.array([1], np.int32))], "reduce_prod",
+       (0.0, 256.0), [1, 4, 6], options=G.simple_options("ReducerOptions", keep_dims=False))
+    # TFLite's SELECT copies stored values even where x and p are quantized differently.
+    op("SELECT_V2", [less, x, p], "select", (-2.0, 4.0))
+    op("ARG_MIN", [p, g.const("axis1", np.array(1, np.int32))], "argmin", out_shape=[1, 4, 6],
+       dtype=np.int64, options=G.simple_options("ArgMinOptions", output_type=4))
     g.outputs = outs
     xs = G.quantize_array(rng.uniform(-2, 2, shape).astype(np.float32), *qp(-2.0, 2.0), qt)
     ps = G.quantize_array(rng.uniform(0.05, 4, shape).astype(np.float32), *qp(0.0, 4.0), qt)

@@ -375,11 +375,8 @@ void convert_select(Converter& c, bool v2) {
     c.emit("Reshape", {condition, c.constant_i64("rows_shape", dims)}, {reshaped});
     condition = reshaped;
   }
-  const bool same = a.dtype == y.dtype && b.dtype == y.dtype && a.quantized == y.quantized &&
-                    b.quantized == y.quantized && a.quant.scales == y.quant.scales &&
-                    b.quant.scales == y.quant.scales &&
-                    a.quant.zero_points == y.quant.zero_points &&
-                    b.quant.zero_points == y.quant.zero_points;
+  // TFLite's SELECT copies the stored values, whatever the operands' quantization parameters.
+  const bool same = a.dtype == y.dtype && b.dtype == y.dtype;
   if (same) {
     c.emit("Where", {condition, c.value(a, layout), c.value(b, layout)}, {c.define(y, layout)});
     return;
