@@ -62,7 +62,7 @@ struct Builder {
 };
 
 constexpr int32_t kFullyConnected = 9, kL2Pool = 12, kResizeBilinear = 23, kTransposeConv = 67,
-                  kBatchMatmul = 126;
+                  kBatchMatmul = 126, kSequenceRnn = 35, kSequenceLstm = 44;
 
 void expect_error(const std::string& error, const std::string& part, loom_status_code_t code) {
   EXPECT_NE(error.find(part), std::string::npos) << error;
@@ -205,6 +205,93 @@ TEST_F(MalformedConv, BatchMatmulInnerDimensionsMustAgree) {
                LOOM_ERROR_INVALID_MODEL);
   b.m.tensors[a].shape = {4};
   expect_error(error_of(b.m), "BATCH_MATMUL operands need rank >= 2", LOOM_ERROR_INVALID_MODEL);
+}
+
+// input [2, 4, 3] -> RNN with 4 units -> [2, 4, 4]; the hidden state is a graph input.
+Builder rnn_model() {
+  Builder b;
+  const int32_t x = b.tensor({2, 4, 3}), w = b.constant({4, 3}, kFloat32, {1});
+  const int32_t r = b.constant({4, 4}, kFloat32, {1}), bias = b.constant({4}, kFloat32, {0});
+  const int32_t h = b.tensor({2, 4}), y = b.tensor({2, 4, 4});
+  b.op(kSequenceRnn, {x, w, r, bias, h}, {y});
+  b.m.inputs = {x, h};
+  b.m.outputs = {y};
+  return b;
+}
+
+TEST_F(MalformedConv, SequenceRnnOperandsAreChecked) {
+  Builder b = rnn_model();
+  expect_error(error_of(b.m),
+               "operator 0 (UNIDIRECTIONAL_SEQUENCE_RNN) producing tensor 't5': "
+               "UNIDIRECTIONAL_SEQUENCE_RNN without options",
+               LOOM_ERROR_INVALID_MODEL);
+  b.m.operators[0].inputs.pop_back();
+  expect_error(error_of(b.m), "needs 5 inputs", LOOM_ERROR_INVALID_MODEL);
+  b = rnn_model();
+  b.m.tensors[3].shape = {3};
+  b.m.buffers[b.m.tensors[3].buffer].resize(12);
+  expect_error(error_of(b.m), "bias 't3' has shape [3], expected [4]", LOOM_ERROR_INVALID_MODEL);
+  b = rnn_model();
+  const int32_t dynamic = b.tensor({4, 4});
+  b.m.operators[0].inputs[2] = dynamic;
+  b.m.inputs.push_back(dynamic);
+  expect_error(error_of(b.m), "recurrent weights 't6' must be a constant", LOOM_ERROR_UNSUPPORTED);
+  b = rnn_model();
+  b.m.tensors[0].shape = {2, 4};
+  expect_error(error_of(b.m), "the input must have rank 3", LOOM_ERROR_INVALID_MODEL);
+}
+
+TEST_F(MalformedConv, SequenceRnnNeedsFloat) {
+  Builder b = rnn_model();
+  b.m.tensors[0].type = kInt8;
+  b.m.tensors[0].scales = {0.1f};
+  b.m.tensors[0].zero_points = {0};
+  expect_error(error_of(b.m), "only float32 recurrent operators are supported",
+               LOOM_ERROR_UNSUPPORTED);
+}
+
+// input [2, 4, 3] -> LSTM with 5 units (no peepholes, projection or layer norm) -> [2, 4, 5].
+Builder lstm_model() {
+  Builder b;
+  const int32_t x = b.tensor({2, 4, 3});
+  std::vector<int32_t> inputs = {x};
+  for (int g = 0; g < 4; ++g) inputs.push_back(b.constant({5, 3}, kFloat32, {1}));
+  for (int g = 0; g < 4; ++g) inputs.push_back(b.constant({5, 5}, kFloat32, {1}));
+  for (int g = 0; g < 3; ++g) inputs.push_back(-1);
+  for (int g = 0; g < 4; ++g) inputs.push_back(b.constant({5}, kFloat32, {0}));
+  inputs.push_back(-1);
+  inputs.push_back(-1);
+  const int32_t h = b.tensor({2, 5}), c = b.tensor({2, 5}), y = b.tensor({2, 4, 5});
+  inputs.push_back(h);
+  inputs.push_back(c);
+  b.op(kSequenceLstm, inputs, {y});
+  b.m.inputs = {x, h, c};
+  b.m.outputs = {y};
+  return b;
+}
+
+TEST_F(MalformedConv, SequenceLstmOperandsAreChecked) {
+  Builder b = lstm_model();
+  expect_error(error_of(b.m), "UNIDIRECTIONAL_SEQUENCE_LSTM without options",
+               LOOM_ERROR_INVALID_MODEL);
+  b.m.operators[0].inputs.pop_back();
+  expect_error(error_of(b.m), "UNIDIRECTIONAL_SEQUENCE_LSTM needs 20 or 24 inputs, not 19",
+               LOOM_ERROR_INVALID_MODEL);
+  b = lstm_model();
+  b.m.operators[0].inputs[11] = b.constant({5}, kFloat32, {1});  // cell_to_output only
+  expect_error(error_of(b.m), "the peephole weights must be all present or all absent",
+               LOOM_ERROR_INVALID_MODEL);
+  b = lstm_model();
+  b.m.operators[0].inputs[1] = -1;  // CIFG without dropping the input gate's bias
+  expect_error(error_of(b.m), "must be all present or all absent (CIFG)", LOOM_ERROR_INVALID_MODEL);
+  b = lstm_model();
+  b.m.operators[0].inputs[7] = b.constant({5, 4}, kFloat32, {1});
+  expect_error(error_of(b.m), "cell gate recurrent weights 't16' has shape [5, 4], expected [5, 5]",
+               LOOM_ERROR_INVALID_MODEL);
+  b = lstm_model();
+  b.m.operators[0].inputs[17] = b.constant({5}, kFloat32, {1});
+  expect_error(error_of(b.m), "a projection bias without projection weights",
+               LOOM_ERROR_INVALID_MODEL);
 }
 
 }  // namespace

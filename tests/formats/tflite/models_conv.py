@@ -5,7 +5,8 @@ every expected output. Quantized models take their activation ranges from the fl
 the same graph run through the interpreter, so the quantization parameters are realistic.
 
   float_transpose_conv   CONV_2D then TRANSPOSE_CONV SAME (stride 2, bias, fused RELU, odd output
-                         size) and VALID (stride 2, no bias)
+                         size), VALID (stride 2, no bias), VALID with an output larger than the
+                         kernels reach (bias only there)
   int8_transpose_conv    the same with int8 activations, per-channel int8 weights, int32 bias
   float_depthwise_multiplier  DEPTHWISE_CONV_2D depth_multiplier 2 with dilation 2, and one
                          input channel with multiplier 4, stride 2, VALID
@@ -116,7 +117,7 @@ def build(G, S):
 
     # ---- TRANSPOSE_CONV ------------------------------------------------------------------
     tc = dict(conv_w=f(4, 3, 3, 3), conv_b=f(4, s=0.1), same_w=f(6, 3, 3, 4),
-              same_b=f(6, s=0.2), valid_w=f(2, 3, 3, 4))
+              same_b=f(6, s=0.2), valid_w=f(2, 3, 3, 4), wide_w=f(3, 2, 2, 4), wide_b=f(3, s=0.3))
 
     def transpose_conv_graph(qdtype, ranges):
         g = G.Graph()
@@ -136,7 +137,14 @@ def build(G, S):
         upv = q.act("up_valid", [1, 11, 11, 2])
         g.op(OP["TRANSPOSE_CONV"], [g.const("up_valid/shape", np.array([1, 11, 11, 2], np.int32)),
                                     wv, feat], [upv], tconv_options(2, VALID, G.ACT["NONE"]))
-        g.outputs = [up, upv]
+        # An output larger than the kernels reach: one extra row (below the stride) and three
+        # extra columns (not), which hold only the bias.
+        ww = q.weights("up_wide/w", tc["wide_w"], 0)
+        upw = q.act("up_wide", [1, 11, 13, 3])
+        g.op(OP["TRANSPOSE_CONV"], [g.const("up_wide/shape", np.array([1, 11, 13, 3], np.int32)),
+                                    ww, feat, q.bias("up_wide/b", tc["wide_b"], feat, ww)], [upw],
+             tconv_options(2, VALID, G.ACT["NONE"]))
+        g.outputs = [up, upv, upw]
         return g
 
     models["float_transpose_conv"] = (transpose_conv_graph(None, None).serialize(S),

@@ -103,13 +103,20 @@ struct Sequence {
   int64_t time_axis = 0;
 };
 
-Sequence sequence_of(const Converter& c, const TensorView& x, bool time_major) {
+// The input's feature count, after checking its rank and type.
+int64_t input_features(const Converter& c, const TensorView& x) {
   if (x.rank() != 3)
     c.invalid("the input must have rank 3 ([batch, time, features] or time-major), not " +
               std::to_string(x.rank()));
   if (x.dtype != LOOM_DTYPE_FLOAT32)
     c.unsupported("input '" + x.name + "' is " + sdk::dtype_name(x.dtype) +
                   "; only float32 recurrent operators are supported");
+  if (x.shape[2] < 1) c.invalid("the input has no features");
+  return x.shape[2];
+}
+
+Sequence sequence_of(const Converter& c, const TensorView& x, bool time_major) {
+  input_features(c, x);
   Sequence s;
   s.time_axis = time_major ? 0 : 1;
   s.steps = x.shape[s.time_axis];
@@ -192,17 +199,9 @@ void convert_lstm(Converter& c) {
   if (op.inputs.size() != 20 && op.inputs.size() != 24)
     c.invalid("UNIDIRECTIONAL_SEQUENCE_LSTM needs 20 or 24 inputs, not " +
               std::to_string(op.inputs.size()));
-  const auto* o = options_of<fb::UnidirectionalSequenceLSTMOptions>(c);
-  if (!o) c.invalid("UNIDIRECTIONAL_SEQUENCE_LSTM without options");
-  if (o->diagonal_recurrent_tensors())
-    c.unsupported("diagonal recurrent weights (diagonal_recurrent_tensors) are not supported");
-  const int activation = checked_activation(c, static_cast<int>(o->fused_activation_function()));
-  const float cell_clip = o->cell_clip(), proj_clip = o->proj_clip();
-  if (!(cell_clip >= 0.f) || !(proj_clip >= 0.f) || std::isinf(cell_clip) || std::isinf(proj_clip))
-    c.invalid("cell_clip and proj_clip must be finite and non-negative");
-
+  // Operands first, options after: the weights' shapes do not depend on them.
   const TensorView& x = c.input(kInput);
-  const Sequence s = sequence_of(c, x, o->time_major());
+  const int64_t features = input_features(c, x);
   const TensorView& forget_w = c.input(kInputToInput + 1);
   if (forget_w.rank() != 2 || forget_w.shape[0] < 1)
     c.invalid("input_to_forget_weights must have shape [units, features]");
@@ -236,7 +235,6 @@ void convert_lstm(Converter& c) {
           "the input gate's layer normalization coefficients must be present exactly "
           "when the input gate is");
   }
-  check_output(c, c.output(), s, outputs);
 
   // Gates in TFLite's order i f c o; `present` skips the input gate of a CIFG LSTM.
   std::vector<int> present;
@@ -244,7 +242,7 @@ void convert_lstm(Converter& c) {
   static const char* kGate[4] = {"input", "forget", "cell", "output"};
   std::vector<std::vector<float>> w(4), r(4), b(4), ln(4);
   for (int g : present) {
-    w[g] = weight_data(c, c.input(kInputToInput + g), {units, s.features},
+    w[g] = weight_data(c, c.input(kInputToInput + g), {units, features},
                        std::string(kGate[g]) + " gate input weights");
     r[g] = weight_data(c, c.input(kRecurrentToInput + g), {units, outputs},
                        std::string(kGate[g]) + " gate recurrent weights");
@@ -266,6 +264,16 @@ void convert_lstm(Converter& c) {
     if (c.has_input(kProjectionBias))
       proj_b = weight_data(c, c.input(kProjectionBias), {outputs}, "projection bias");
   }
+  const auto* o = options_of<fb::UnidirectionalSequenceLSTMOptions>(c);
+  if (!o) c.invalid("UNIDIRECTIONAL_SEQUENCE_LSTM without options");
+  if (o->diagonal_recurrent_tensors())
+    c.unsupported("diagonal recurrent weights (diagonal_recurrent_tensors) are not supported");
+  const int activation = checked_activation(c, static_cast<int>(o->fused_activation_function()));
+  const float cell_clip = o->cell_clip(), proj_clip = o->proj_clip();
+  if (!(cell_clip >= 0.f) || !(proj_clip >= 0.f) || std::isinf(cell_clip) || std::isinf(proj_clip))
+    c.invalid("cell_clip and proj_clip must be finite and non-negative");
+  const Sequence s = sequence_of(c, x, o->time_major());
+  check_output(c, c.output(), s, outputs);
   const TensorView& y = c.output();
   const std::string h0 = initial_state(c, c.input(kOutputState), s, outputs, "output state");
   const std::string c0 = initial_state(c, c.input(kCellState), s, units, "cell state");
@@ -413,18 +421,19 @@ void convert_rnn(Converter& c) {
         "UNIDIRECTIONAL_SEQUENCE_RNN needs 5 inputs (input, weights, recurrent weights, "
         "bias, hidden state), not " +
         std::to_string(c.op().inputs.size()));
-  const auto* o = options_of<fb::SequenceRNNOptions>(c);
-  if (!o) c.invalid("UNIDIRECTIONAL_SEQUENCE_RNN without options");
-  const int activation = checked_activation(c, static_cast<int>(o->fused_activation_function()));
   const TensorView& x = c.input(0);
-  const Sequence s = sequence_of(c, x, o->time_major());
+  const int64_t features = input_features(c, x);
   const TensorView& w_t = c.input(1);
   if (w_t.rank() != 2 || w_t.shape[0] < 1)
     c.invalid("the weights must have shape [units, features]");
   const int64_t units = w_t.shape[0];
-  const std::vector<float> w = weight_data(c, w_t, {units, s.features}, "input weights");
+  const std::vector<float> w = weight_data(c, w_t, {units, features}, "input weights");
   const std::vector<float> r = weight_data(c, c.input(2), {units, units}, "recurrent weights");
   const std::vector<float> b = weight_data(c, c.input(3), {units}, "bias");
+  const auto* o = options_of<fb::SequenceRNNOptions>(c);
+  if (!o) c.invalid("UNIDIRECTIONAL_SEQUENCE_RNN without options");
+  const int activation = checked_activation(c, static_cast<int>(o->fused_activation_function()));
+  const Sequence s = sequence_of(c, x, o->time_major());
   const TensorView& y = c.output();
   check_output(c, y, s, units);
   const std::string h0 = initial_state(c, c.input(4), s, units, "hidden state");
