@@ -24,6 +24,9 @@ std::filesystem::path models_dir() {
 loom::apps::RuntimePtr make_runtime(bool with_onednn) {
   std::vector<const char*> paths = {LOOM_TEST_TFLITE_PLUGIN, LOOM_TEST_CPU_PLUGIN};
   if (with_onednn && have_onednn()) paths.push_back(LOOM_TEST_ONEDNN_PLUGIN);
+  // The custom-operator kernels (tflite.custom), for the models with MediaPipe operators; ""
+  // when the build has them off (LOOM_WITH_TFLITE_MOBILE_KERNELS).
+  if (*LOOM_TEST_TFLITE_MOBILE_PLUGIN) paths.push_back(LOOM_TEST_TFLITE_MOBILE_PLUGIN);
   loom_runtime_options_t o{};
   o.struct_size = sizeof o;
   o.num_plugin_paths = paths.size();
