@@ -179,18 +179,23 @@ TEST_F(MalformedConv, FullyConnectedShapesAreChecked) {
                LOOM_ERROR_INVALID_MODEL);
 }
 
-TEST_F(MalformedConv, HybridFullyConnectedIsRefused) {
+TEST_F(MalformedConv, HybridFullyConnectedNeedsPerTensorInt8Weights) {
   Builder b;
   const int32_t x = b.tensor({2, 4}), w = b.constant({3, 4}, kInt8, {5}), y = b.tensor({2, 3});
-  b.m.tensors[w].scales = {0.1f};
-  b.m.tensors[w].zero_points = {0};
+  b.m.tensors[w].scales = {0.1f, 0.2f, 0.3f};
+  b.m.tensors[w].zero_points = {0, 0, 0};
   b.op(kFullyConnected, {x, w, -1}, {y});
   b.m.inputs = {x};
   b.m.outputs = {y};
   expect_error(error_of(b.m),
-               "hybrid FULLY_CONNECTED (float input, int8 weights) is not "
-               "supported",
+               "hybrid FULLY_CONNECTED with per-channel weight scales is not supported",
                LOOM_ERROR_UNSUPPORTED);
+  b.m.tensors[w].scales = {0.1f};
+  b.m.tensors[w].zero_points = {3};
+  expect_error(error_of(b.m), "hybrid FULLY_CONNECTED weights must be symmetric (zero point 0)",
+               LOOM_ERROR_INVALID_MODEL);
+  b.m.tensors[w].type = 3;  // UINT8
+  expect_error(error_of(b.m), "needs constant int8 weights, not uint8", LOOM_ERROR_UNSUPPORTED);
 }
 
 TEST_F(MalformedConv, BatchMatmulInnerDimensionsMustAgree) {

@@ -20,6 +20,8 @@ the same graph run through the interpreter, so the quantization parameters are r
   int8_fc                FULLY_CONNECTED int8: per-channel weights with bias and RELU6, per-tensor
                          weights without bias with keep_num_dims
   uint8_fc               FULLY_CONNECTED uint8 with bias and RELU
+  float_hybrid_fc        FULLY_CONNECTED float input, int8 weights (hybrid), keep_num_dims with bias
+                         and RELU, and without bias; one all-zero input row
   int8_batch_matmul      BATCH_MATMUL int8, broadcast batch dimension, adj_y
   float_lstm             UNIDIRECTIONAL_SEQUENCE_LSTM: batch-major with peepholes (ONNX LSTM),
                          time-major CIFG with cell clip, projection and projection clip, and
@@ -296,6 +298,24 @@ def build(G, S):
 
     m, xq = quantized_pair("uint8_fc", fc_u8_graph, [(3, 8)], np.uint8)
     models["uint8_fc"] = (m, xq, None)
+
+    # Hybrid: float input, int8 per-tensor weights (TFLite quantizes each input row at run time).
+    g = G.Graph()
+    x = g.tensor("seq", [2, 3, 8], np.float32)
+    g.inputs = [x]
+    wd, wq = G.weight_quant(f(5, 8), np.int8)
+    y1 = g.tensor("hybrid_bias_relu", [2, 3, 5], np.float32)
+    g.op(OP["FULLY_CONNECTED"], [x, g.const("hybrid1/w", wd, wq), g.const("hybrid1/b", f(5))],
+         [y1], G.simple_options("FullyConnectedOptions", keep_num_dims=True,
+                                fused_activation_function=G.ACT["RELU"]))
+    wd2, wq2 = G.weight_quant(f(3, 8), np.int8)
+    y2 = g.tensor("hybrid_nobias", [6, 3], np.float32)
+    g.op(OP["FULLY_CONNECTED"], [x, g.const("hybrid2/w", wd2, wq2), -1], [y2],
+         G.simple_options("FullyConnectedOptions"))
+    g.outputs = [y1, y2]
+    xh = rng.standard_normal((2, 3, 8)).astype(np.float32)
+    xh[1, 1] = 0  # an all-zero row: TFLite's quantization special case
+    models["float_hybrid_fc"] = (g.serialize(S), [xh], None)
 
     def bmm_graph(qdtype, ranges):
         g = G.Graph()

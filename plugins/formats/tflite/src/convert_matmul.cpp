@@ -11,6 +11,59 @@
 namespace loom::tflite {
 namespace {
 
+// Float input with int8 weights is TFLite's hybrid kernel: each input row is quantized at run
+// time (symmetric, scale max|x| / 127, rounded half away from zero), multiplied with the int8
+// weights in integers, and scaled back. A float product would differ by the input's
+// quantization error, so the same steps are emitted; the integer products are exact in float
+// (|q| <= 127 * 127 per term).
+void check_hybrid(const Converter& c, const fb::FullyConnectedOptions* o, const TensorView& w,
+                  const TensorView* bias) {
+  if (w.dtype != LOOM_DTYPE_INT8 || !w.quantized || !w.is_constant())
+    c.unsupported("hybrid FULLY_CONNECTED (float input) needs constant int8 weights, not " +
+                  std::string(w.is_constant() ? "" : "non-constant ") + sdk::dtype_name(w.dtype));
+  if (w.quant.per_channel())
+    c.unsupported("hybrid FULLY_CONNECTED with per-channel weight scales is not supported");
+  if (w.quant.zero_points[0] != 0)
+    c.invalid("hybrid FULLY_CONNECTED weights must be symmetric (zero point 0)");
+  if (o && o->asymmetric_quantize_inputs())
+    c.unsupported("hybrid FULLY_CONNECTED with asymmetric_quantize_inputs is not supported");
+  if (bias && bias->dtype != LOOM_DTYPE_FLOAT32)
+    c.invalid("a hybrid FULLY_CONNECTED's bias must be float32");
+}
+
+void emit_hybrid(Converter& c, const std::string& a, const TensorView& w, const TensorView* bias,
+                 const std::string& result) {
+  const std::string base = c.output().name + "/hybrid";
+  auto node = [&](const char* op, std::vector<std::string> inputs, std::vector<Attr> attrs = {}) {
+    const std::string out = c.fresh(base);
+    c.emit(op, inputs, {out}, attrs);
+    return out;
+  };
+  auto scalar = [&](float v) { return c.constant_f32("hybrid_constant", {v}, {}); };
+  const std::string range =
+      node("ReduceMax", {node("Abs", {a})}, {Attr::Ints("axes", {1}), Attr::Int("keepdims", 1)});
+  // TFLite multiplies by 127 / range; an all-zero row quantizes to zeros either way.
+  const std::string inverse = node("Div", {scalar(127.f), node("Max", {range, scalar(1e-30f)})});
+  const std::string scaled = node("Mul", {a, inverse});
+  const std::string rounded =
+      node("Mul", {node("Sign", {scaled}),
+                   node("Floor", {node("Add", {node("Abs", {scaled}), scalar(0.5f)})})});
+  const std::string q = node("Clip", {rounded, scalar(-127.f), scalar(127.f)});
+  // The int8 weights' integer values as float, used transposed by Gemm.
+  std::vector<float> ints(w.data.size());
+  for (size_t i = 0; i < ints.size(); ++i)
+    ints[i] = static_cast<float>(static_cast<int8_t>(w.data[i]));
+  const std::string acc = node("Gemm", {q, c.constant_f32(w.name + "/int_values", ints, w.shape)},
+                               {Attr::Int("transB", 1)});
+  const std::string factor =
+      node("Mul", {node("Div", {range, scalar(127.f)}), scalar(w.quant.scales[0])});
+  if (!bias) {
+    c.emit("Mul", {acc, factor}, {result});
+    return;
+  }
+  c.emit("Add", {c.float_value(*bias, Layout::kNative), node("Mul", {acc, factor})}, {result});
+}
+
 void convert_fully_connected(Converter& c) {
   const TensorView& x = c.input(0);
   const TensorView& w = c.input(1);
@@ -42,28 +95,28 @@ void convert_fully_connected(Converter& c) {
               " units");
   if (bias && (bias->rank() != 1 || bias->shape[0] != units))
     c.invalid("the bias must have shape [" + std::to_string(units) + "]");
-  // Float input with 8-bit weights is TFLite's hybrid kernel, which quantizes the input at run
-  // time; computing in float instead differs by up to the input's quantization error, so it
-  // is refused rather than answered differently.
-  if (x.dtype == LOOM_DTYPE_FLOAT32 && w.dtype != LOOM_DTYPE_FLOAT32)
-    c.unsupported("hybrid FULLY_CONNECTED (float input, " + std::string(sdk::dtype_name(w.dtype)) +
-                  " weights) is not supported");
+  const bool hybrid = x.dtype == LOOM_DTYPE_FLOAT32 && w.dtype != LOOM_DTYPE_FLOAT32;
+  if (hybrid) check_hybrid(c, o, w, bias);
   std::string a = c.float_value(x, Layout::kNative);
   if (x.rank() != 2) {  // TFLite flattens every leading dimension into the batch
     const std::string flat = c.fresh(x.name + "/2d");
     c.emit("Reshape", {a, c.constant_i64("fc_shape", {-1, k})}, {flat});
     a = flat;
   }
-  std::vector<std::string> inputs = {a, c.float_value(w, Layout::kNative)};
-  if (bias) inputs.push_back(c.float_value(*bias, Layout::kNative));
-  if (y.rank() == 2) {
-    const std::string out = c.float_output(y, Layout::kNative, activation);
-    c.emit("Gemm", inputs, {out}, {Attr::Int("transB", 1)});
-    c.finish_output(y, Layout::kNative, out, activation);
+  const bool direct = y.rank() == 2;
+  const std::string product =
+      direct ? c.float_output(y, Layout::kNative, activation) : c.fresh(y.name + "/gemm");
+  if (hybrid) {
+    emit_hybrid(c, a, w, bias, product);
+  } else {
+    std::vector<std::string> inputs = {a, c.float_value(w, Layout::kNative)};
+    if (bias) inputs.push_back(c.float_value(*bias, Layout::kNative));
+    c.emit("Gemm", inputs, {product}, {Attr::Int("transB", 1)});
+  }
+  if (direct) {
+    c.finish_output(y, Layout::kNative, product, activation);
     return;
   }
-  const std::string product = c.fresh(y.name + "/gemm");
-  c.emit("Gemm", inputs, {product}, {Attr::Int("transB", 1)});
   const std::string out = c.float_output(y, Layout::kNative, activation);
   c.emit("Reshape", {product, c.constant_i64("fc_out_shape", y.shape)}, {out});
   c.finish_output(y, Layout::kNative, out, activation);
