@@ -268,5 +268,26 @@ TEST_F(MalformedMath, ZerosLikeChangesType) {
   expect_error(m, "(ZEROS_LIKE) producing tensor 'y': the output type differs from the input type");
 }
 
+TEST_F(MalformedMath, ZerosLikeOfBool) {
+  const TestModel m = one_op(kZerosLike, {t({4}, kBool, 0, "x"), t({4}, kBool, 0, "y")}, {0}, {1});
+  expect_error(m, "(ZEROS_LIKE) producing tensor 'y': a bool operand");
+}
+
+// The elementwise operators of convert_elementwise.cpp check their operand count too.
+TEST_F(MalformedMath, ReluWithTwoInputs) {
+  const TestModel m =
+      one_op(19, {t({4}, kFloat32, 0, "a"), t({4}, kFloat32, 0, "b"), t({4}, kFloat32, 0, "y")},
+             {0, 1}, {2});
+  expect_error(m, "operator 0 (RELU) producing tensor 'y': expects 1 input, the operator has 2");
+}
+
+TEST_F(MalformedMath, AddWithThreeInputs) {
+  const TestModel m = one_op(0,
+                             {t({4}, kFloat32, 0, "a"), t({4}, kFloat32, 0, "b"),
+                              t({4}, kFloat32, 0, "c"), t({4}, kFloat32, 0, "y")},
+                             {0, 1, 2}, {3});
+  expect_error(m, "operator 0 (ADD) producing tensor 'y': expects 2 inputs, the operator has 3");
+}
+
 }  // namespace
 }  // namespace loom::tflite::testing

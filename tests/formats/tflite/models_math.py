@@ -304,10 +304,12 @@ def weight(G, w, qt):
 
 
 def run_builtin(model, inputs):
-    """The interpreter's outputs with its builtin (optimized) kernels: 2.14's reference resolver
-    registers no CEIL, ROUND, CUMSUM or ELU, and its LRN and int8 SUM differ from TensorFlow."""
+    """The interpreter's outputs with its builtin (optimized) kernels, without the XNNPACK
+    delegate: 2.14's reference resolver registers no CEIL, ROUND, CUMSUM or ELU, and its LRN and
+    int8 SUM differ from TensorFlow."""
     from tflite_runtime.interpreter import Interpreter, OpResolverType
-    it = Interpreter(model_content=model, experimental_op_resolver_type=OpResolverType.BUILTIN)
+    it = Interpreter(model_content=model,
+                     experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
     it.allocate_tensors()
     for detail, value in zip(it.get_input_details(), inputs):
         it.set_tensor(detail["index"], value)

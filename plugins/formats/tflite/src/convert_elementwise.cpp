@@ -18,7 +18,16 @@ bool plain(std::initializer_list<const TensorView*> inputs, const TensorView& y)
   return true;
 }
 
+// An operator with more operands than it takes is malformed (a missing one is reported by
+// Converter::input as "input i is missing").
+void expect_inputs(const Converter& c, size_t count) {
+  if (c.op().inputs.size() > count)
+    c.invalid("expects " + std::to_string(count) + " input" + (count == 1 ? "" : "s") +
+              ", the operator has " + std::to_string(c.op().inputs.size()));
+}
+
 void convert_binary(Converter& c, const char* onnx_op, int activation) {
+  expect_inputs(c, 2);
   const TensorView& a = c.input(0);
   const TensorView& b = c.input(1);
   const TensorView& y = c.output();
@@ -38,6 +47,7 @@ void convert_binary(Converter& c, const char* onnx_op, int activation) {
 }
 
 void convert_unary(Converter& c, BuiltinOp code) {
+  expect_inputs(c, 1);
   const TensorView& x = c.input(0);
   const TensorView& y = c.output();
   const Layout layout = c.preferred_layout({&x});
@@ -81,6 +91,7 @@ void convert_unary(Converter& c, BuiltinOp code) {
 }
 
 void convert_softmax(Converter& c) {
+  expect_inputs(c, 1);
   const TensorView& x = c.input(0);
   const TensorView& y = c.output();
   if (x.rank() < 1) c.invalid("SOFTMAX needs an input of rank >= 1");

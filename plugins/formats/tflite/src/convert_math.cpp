@@ -41,10 +41,11 @@ std::vector<int64_t> broadcast_shape(const Converter& c,
       const int64_t d = t->shape[i];
       int64_t& o = out[offset + i];
       if (d == o || d == 1) continue;
-      if (o == 1 || o == -1 || d == -1) {
-        o = d == -1 ? o : d;
+      if (o == 1 || o == -1) {  // -1 (a dynamic batch) is taken to match
+        o = d;
         continue;
       }
+      if (d == -1) continue;
       std::string shapes;
       for (const TensorView* u : inputs) shapes += " " + shape_text(u->shape);
       c.invalid("operand shapes" + shapes + " do not broadcast");
@@ -583,6 +584,9 @@ void convert_zeros_like(Converter& c) {
   const TensorView& y = c.output();
   expect_shape(c, y, x.shape);
   if (x.dtype != y.dtype) c.invalid("the output type differs from the input type");
+  if (y.dtype != LOOM_DTYPE_FLOAT32 && y.dtype != LOOM_DTYPE_INT32 && y.dtype != LOOM_DTYPE_INT64)
+    c.unsupported(std::string("a ") + sdk::dtype_name(y.dtype) +
+                  " operand (TFLite's ZEROS_LIKE takes float32, int32, int64)");
   const Layout layout = c.preferred_layout({&x});
   // Expand of a zero scalar to the input's run-time shape (the batch may be dynamic).
   const std::string shape = c.fresh(y.name + "/shape");
