@@ -149,8 +149,8 @@ bool convert_quantize(Converter& c, int32_t code);
 bool convert_shape(Converter& c, int32_t code);   // reshape, transpose, gather, slice, pad
 bool convert_layout(Converter& c, int32_t code);  // split, pack, tile, depth/space moves
 bool convert_recurrent(Converter& c, int32_t code);  // sequence LSTM/RNN
-// A custom operator (op().custom): handed to the op-kernel plugins by its custom code, or
-// refused naming the operator and the plugin that provides it.
+// A custom operator (op().custom): a node tflite.custom::<custom code> for the op-kernel
+// plugins (tensors in native layout, option bytes as the INTS attribute custom_options).
 void convert_custom(Converter& c);
 
 // A permutation of a rank-4 constant shape / index to/from NCHW.
