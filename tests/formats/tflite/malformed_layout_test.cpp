@@ -16,12 +16,12 @@ namespace {
 
 namespace fb = loom::tflite_schema;
 
-constexpr int8_t kFloat32 = 0, kInt32 = 2;
+constexpr int8_t kFloat32 = 0, kInt32 = 2, kInt8 = 9;
 constexpr int32_t kDepthToSpace = 5, kGather = 36, kStridedSlice = 45, kSpaceToDepth = 26,
                   kBatchToSpaceNd = 37, kSpaceToBatchNd = 38, kTopkV2 = 48, kSplit = 49,
                   kSlice = 65, kTile = 69, kExpandDims = 70, kPack = 83, kOneHot = 85, kUnpack = 88,
-                  kFill = 94, kRange = 96, kMirrorPad = 100, kSplitV = 102, kReverseV2 = 105,
-                  kGatherNd = 107;
+                  kFill = 94, kRange = 96, kMirrorPad = 100, kSplitV = 102, kPadV2 = 60,
+                  kReverseV2 = 105, kGatherNd = 107;
 
 // Writes the options table of one operator.
 using Options = std::function<std::pair<fb::BuiltinOptions, flatbuffers::Offset<void>>(
@@ -68,10 +68,16 @@ struct Builder {
     for (const auto& data : m.buffers)
       buffers.push_back(fb::CreateBuffer(b, data.empty() ? 0 : b.CreateVector(data)));
     std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
-    for (const auto& t : m.tensors)
+    for (const auto& t : m.tensors) {
+      flatbuffers::Offset<fb::QuantizationParameters> quant = 0;
+      if (!t.scales.empty())
+        quant = fb::CreateQuantizationParameters(b, 0, 0, b.CreateVector(t.scales),
+                                                 b.CreateVector(t.zero_points),
+                                                 fb::QuantizationDetails::NONE, 0, 0);
       tensors.push_back(fb::CreateTensor(b, b.CreateVector(t.shape),
                                          static_cast<fb::TensorType>(t.type), t.buffer,
-                                         b.CreateString(t.name)));
+                                         b.CreateString(t.name), quant));
+    }
     const TestOperator& o = m.operators.at(0);
     auto code = fb::CreateOperatorCode(b, static_cast<int8_t>(std::min(o.builtin_code, 127)), 0, 1,
                                        o.builtin_code);
@@ -231,6 +237,23 @@ TEST_F(MalformedLayout, MirrorPadUnknownMode) {
        options_of<fb::MirrorPadOptions>(fb::BuiltinOptions::MirrorPadOptions,
                                         [](auto& b) { return fb::CreateMirrorPadOptions(b, 7); }));
   expect_error(b, x, y, "MIRROR_PAD", "unknown mirror pad mode 7");
+}
+
+TEST_F(MalformedLayout, PadV2ValueQuantizedUnlikeTheOutput) {
+  Builder b;
+  const int32_t x = b.tensor({1, 3}, kInt8), y = b.tensor({1, 5}, kInt8);
+  const int32_t value = b.tensor({}, kInt8);
+  b.m.buffers.push_back({7});
+  b.m.tensors[value].buffer = static_cast<uint32_t>(b.m.buffers.size() - 1);
+  for (int32_t t : {x, y}) {
+    b.m.tensors[t].scales = {0.1f};
+    b.m.tensors[t].zero_points = {3};
+  }
+  b.m.tensors[value].scales = {0.3f};
+  b.m.tensors[value].zero_points = {0};
+  b.op(kPadV2, {x, b.constant({2, 2}, {0, 0, 1, 1}), value}, {y});
+  expect_error(b, x, y, "PADV2", "a PADV2 pad value whose quantization differs from the output's",
+               LOOM_ERROR_UNSUPPORTED);
 }
 
 TEST_F(MalformedLayout, TileMultiplesOfWrongLength) {
@@ -395,7 +418,7 @@ TEST(LayoutMoves, SpaceOpsTransposeOnlyAtTheBoundaries) {
 // nchw CONCATENATION.
 TEST(LayoutMoves, SplitOfConvOutputStaysNchw) {
   const std::string plan = plan_of("float_split_pack");
-  EXPECT_NE(plan.find("Transpose x3)"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("Transpose x3,"), std::string::npos) << plan;
   EXPECT_NE(plan.find("Split x4"), std::string::npos) << plan;
 }
 

@@ -19,6 +19,10 @@ every expected output.
                      PADV2, REVERSE_V2, TOP_K_V2, EXPAND_DIMS, BROADCAST_TO, CONCATENATION of
                      inputs with different quantization
   uint8_layout       the same graph on uint8 values
+  int8_quant_change  SPLIT, SPLIT_V, GATHER, GATHER_ND, SLICE, STRIDED_SLICE, TILE, PAD, PADV2,
+                     BROADCAST_TO, REVERSE_V2, TOP_K_V2, SPACE_TO_DEPTH, DEPTH_TO_SPACE whose
+                     outputs are quantized differently from their input (TFLite copies the
+                     stored values)
 
 REVERSE_V2 reverses one axis in every model: tflite-runtime 2.14's kernel reverses only the
 first of several axes (it logs "Current does not support more than 1 axis"), while Loom
@@ -290,4 +294,49 @@ def build(G, S):
         models[name] = (serialize(g, S), [rng.integers(info.min, info.max + 1, (1, 4, 4, 6)).astype(dtype),
                                          rng.integers(info.min, info.max + 1, (1, 4, 4, 2)).astype(dtype)],
                         None)
+
+    # ---- int8_quant_change: outputs quantized differently from their input ----------------
+    # TFLite's kernels of these operators copy the stored values anyway (PAD fills with the
+    # output's zero point); the operators it refuses such models for are not in here.
+    g = G.Graph()
+    qin, qout = ([0.05], [3], 0), ([0.1], [-20], 0)
+    t = lambda name, shape, q=qout: g.tensor(name, shape, np.int8, quant=q)
+    x = t("x", [1, 4, 4, 6], qin)
+    g.inputs = [x]
+    a, b = t("split_a", [1, 4, 4, 3]), t("split_b", [1, 4, 4, 3])
+    g.op(OP["SPLIT"], [g.const("split_axis", np.array(3, np.int32)), x], [a, b],
+         opt("SplitOptions", num_splits=2))
+    v = [t("v0", [1, 4, 1, 6]), t("v1", [1, 4, 3, 6])]
+    g.op(OP["SPLIT_V"], [x, g.const("sizes", i32(1, 3)), g.const("sv_axis", i32(2))], v,
+         opt("SplitVOptions", num_splits=2))
+    gat = t("gather", [1, 4, 4, 2])
+    g.op(OP["GATHER"], [x, g.const("g_idx", i32(5, 0))], [gat], opt("GatherOptions", axis=3))
+    gnd = t("gather_nd", [2, 4, 6])
+    g.op(OP["GATHER_ND"], [x, g.const("gnd_idx", i32([0, 1], [0, 3]))], [gnd])
+    sl = t("slice", [1, 2, 4, 6])
+    g.op(OP["SLICE"], [x, g.const("sl_b", i32(0, 2, 0, 0)), g.const("sl_s", i32(-1, -1, -1, -1))],
+         [sl])
+    ss = t("strided", [1, 2, 4, 3])
+    g.op(OP["STRIDED_SLICE"], [x, g.const("ss_b", i32(0, 0, 0, 0)), g.const("ss_e", i32(1, 4, 4, 6)),
+                               g.const("ss_s", i32(1, 2, 1, 2))], [ss], opt("StridedSliceOptions"))
+    tile = t("tile", [1, 4, 8, 6])
+    g.op(OP["TILE"], [x, g.const("tile_m", i32(1, 1, 2, 1))], [tile])
+    pad = t("pad", [1, 6, 4, 6])
+    g.op(OP["PAD"], [x, g.const("pads", i32([0, 0], [1, 1], [0, 0], [0, 0]))], [pad])
+    padv2 = t("padv2", [1, 4, 5, 6])
+    g.op(OP["PADV2"], [x, g.const("pads2", i32([0, 0], [0, 0], [0, 1], [0, 0])),
+                       g.const("pad_value", np.array([17], np.int8), qout)], [padv2])
+    bc = t("broadcast", [2, 1, 4, 4, 6])
+    g.op(OP["BROADCAST_TO"], [x, g.const("bc_shape", i32(2, 1, 4, 4, 6))], [bc])
+    rev = t("reverse", [1, 4, 4, 6])
+    g.op(OP["REVERSE_V2"], [x, g.const("rev_axes", i32(2))], [rev])
+    tv, ti = t("topk_values", [1, 4, 4, 3]), g.tensor("topk_indices", [1, 4, 4, 3], np.int32)
+    g.op(OP["TOPK_V2"], [x, g.const("k", np.array(3, np.int32))], [tv, ti])
+    s2d = t("s2d", [1, 2, 2, 24])
+    g.op(OP["SPACE_TO_DEPTH"], [x], [s2d], opt("SpaceToDepthOptions", block_size=2))
+    d2s = t("d2s", [1, 8, 8, 6], ([0.2], [7], 0))
+    g.op(OP["DEPTH_TO_SPACE"], [s2d], [d2s], opt("DepthToSpaceOptions", block_size=2))
+    g.outputs = [a, b, v[0], v[1], gat, gnd, sl, ss, tile, pad, padv2, bc, rev, tv, ti, d2s]
+    models["int8_quant_change"] = (serialize(g, S),
+                                   [rng.integers(-128, 128, (1, 4, 4, 6)).astype(np.int8)], None)
     return models

@@ -3,11 +3,15 @@
 // BATCH_TO_SPACE_ND, SHAPE, FILL, RANGE, REVERSE_V2, TOP_K_V2, ONE_HOT.
 //
 // They move values without computing on them, so quantized tensors are moved as stored when
-// input and output share the quantization, and go through dequantize -> op -> quantize
-// otherwise. Operators whose axes can be remapped (SPLIT, SPLIT_V, TILE, SLICE, REVERSE_V2,
-// MIRROR_PAD, UNPACK of the channel axis, the space/batch moves) work on the nchw form when
-// their input already has it, so a CNN gets no Transpose round trip around them;
-// SPACE_TO_DEPTH and DEPTH_TO_SPACE always work in nchw (ONNX defines them there).
+// input and output share the quantization. When only the scale or zero point differs, the
+// operators whose TFLite kernels copy the stored values anyway (SPLIT, SPLIT_V, GATHER_ND,
+// TILE, SLICE, BROADCAST_TO, REVERSE_V2, TOP_K_V2, SPACE_TO_DEPTH, DEPTH_TO_SPACE: checked
+// against the reference interpreter) do the same, so results match TFLite; the others (TFLite
+// refuses such models) go through dequantize -> op -> quantize. Operators whose axes can be
+// remapped (SPLIT, SPLIT_V, TILE, SLICE, REVERSE_V2, MIRROR_PAD, UNPACK of the channel axis, the
+// space/batch moves) work on the nchw form when their input already has it, so a CNN gets no
+// Transpose round trip around them; SPACE_TO_DEPTH and DEPTH_TO_SPACE always work in nchw (ONNX
+// defines them there).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -71,11 +75,22 @@ struct Mover {
   }
 };
 
+// How an operator treats a change of quantization: kCopy moves the stored values regardless
+// (TFLite's kernel copies them), kRequantize dequantizes and requantizes.
+enum class Requant { kCopy, kRequantize };
+
+bool same_storage(const TensorView& a, const TensorView& b) {
+  return a.dtype == b.dtype && a.quantized == b.quantized && !a.quant.per_channel() &&
+         !b.quant.per_channel();
+}
+
 Mover mover(Converter& c, std::initializer_list<const TensorView*> inputs,
-            const std::vector<const TensorView*>& outputs) {
+            const std::vector<const TensorView*>& outputs, Requant policy) {
   bool direct = true;
   for (const TensorView* x : inputs)
-    for (const TensorView* y : outputs) direct = direct && same_quantization(*x, *y);
+    for (const TensorView* y : outputs)
+      direct = direct &&
+               (same_quantization(*x, *y) || (policy == Requant::kCopy && same_storage(*x, *y)));
   return {c, direct};
 }
 
@@ -104,7 +119,7 @@ void emit_split(Converter& c, const TensorView& x, int64_t axis,
     c.invalid("the operator splits into " + std::to_string(sizes.size()) + " parts but has " +
               std::to_string(outputs.size()) + " outputs");
   const Layout layout = agnostic_layout(c, x);
-  const Mover m = mover(c, {&x}, outputs);
+  const Mover m = mover(c, {&x}, outputs, Requant::kCopy);
   std::vector<std::string> names;
   for (const TensorView* y : outputs) {
     if (y->rank() != x.rank())
@@ -210,7 +225,7 @@ void convert_unpack(Converter& c) {
   const Layout in_layout =
       agnostic_layout(c, x) == Layout::kNchw && axis == 3 ? Layout::kNchw : Layout::kNative;
   const int64_t split_axis = onnx_axis(in_layout, axis);
-  const Mover m = mover(c, {&x}, outputs);
+  const Mover m = mover(c, {&x}, outputs, Requant::kRequantize);
   std::vector<std::string> pieces;
   for (const TensorView* y : outputs) {
     if (y->rank() + 1 != x.rank()) c.invalid("output '" + y->name + "' has the wrong rank");
@@ -235,7 +250,7 @@ void convert_gather_nd(Converter& c) {
   if (depth < 1 || depth > x.rank())
     c.invalid("the last indices dimension " + std::to_string(depth) + " must be in [1, " +
               std::to_string(x.rank()) + "]");
-  const Mover m = mover(c, {&x}, {&y});
+  const Mover m = mover(c, {&x}, {&y}, Requant::kCopy);
   const std::string out = m.out(y, Layout::kNative);
   c.emit("GatherND", {m.in(x, Layout::kNative), int64_operand(c, indices, "gather_nd_indices")},
          {out});
@@ -262,7 +277,7 @@ void convert_mirror_pad(Converter& c) {
                   " is outside [0, " + std::to_string(limit) + "]");
   }
   const Layout layout = agnostic_layout(c, x);
-  const Mover m = mover(c, {&x}, {&y});
+  const Mover m = mover(c, {&x}, {&y}, Requant::kRequantize);
   const std::string out = m.out(y, layout);
   if (!symmetric) {
     std::vector<int64_t> pads(2 * rank);
@@ -334,7 +349,7 @@ void convert_tile(Converter& c) {
   } else {
     reps = int64_operand(c, multiples, "repeats");
   }
-  const Mover m = mover(c, {&x}, {&y});
+  const Mover m = mover(c, {&x}, {&y}, Requant::kCopy);
   const std::string out = m.out(y, layout);
   c.emit("Tile", {m.in(x, layout), reps}, {out});
   m.finish(y, layout, out);
@@ -348,7 +363,7 @@ void convert_expand_dims(Converter& c) {
     c.invalid("axis " + std::to_string(axis) + " is outside [" + std::to_string(-x.rank() - 1) +
               ", " + std::to_string(x.rank()) + "]");
   if (axis < 0) axis += x.rank() + 1;
-  const Mover m = mover(c, {&x}, {&y});
+  const Mover m = mover(c, {&x}, {&y}, Requant::kRequantize);
   const std::string out = m.out(y, Layout::kNative);
   c.emit("Unsqueeze", {m.in(x, Layout::kNative), c.constant_i64("axes", {axis})}, {out});
   m.finish(y, Layout::kNative, out);
@@ -374,7 +389,7 @@ void convert_slice(Converter& c) {
     ends.push_back(size[d] == -1 ? kInt64Max : begin[d] + size[d]);
     axes.push_back(onnx_axis(layout, d));
   }
-  const Mover m = mover(c, {&x}, {&y});
+  const Mover m = mover(c, {&x}, {&y}, Requant::kCopy);
   const std::string out = m.out(y, layout);
   c.emit("Slice",
          {m.in(x, layout), c.constant_i64("starts", starts), c.constant_i64("ends", ends),
@@ -389,7 +404,7 @@ void convert_broadcast_to(Converter& c) {
   const TensorView& shape = c.input(1);
   if (shape.rank() != 1 || shape.shape[0] < x.rank())
     c.invalid("the shape must be a vector at least as long as the input rank");
-  const Mover m = mover(c, {&x}, {&y});
+  const Mover m = mover(c, {&x}, {&y}, Requant::kCopy);
   const std::string out = m.out(y, Layout::kNative);
   c.emit("Expand", {m.in(x, Layout::kNative), int64_operand(c, shape, "broadcast_shape")}, {out});
   m.finish(y, Layout::kNative, out);
@@ -415,7 +430,7 @@ void convert_depth_space(Converter& c, bool to_depth) {
     c.invalid("height and width must be divisible by block_size " + std::to_string(block));
   if (!to_depth && x.shape[3] >= 0 && x.shape[3] % (block * block))
     c.invalid("the channels must be divisible by block_size^2");
-  const Mover m = mover(c, {&x}, {&y});
+  const Mover m = mover(c, {&x}, {&y}, Requant::kCopy);
   const std::string out = m.out(y, Layout::kNchw);
   std::vector<Attr> attrs = {Attr::Int("blocksize", block)};
   if (!to_depth) attrs.push_back(Attr::String("mode", "DCR"));
@@ -448,7 +463,7 @@ void convert_space_batch(Converter& c, bool to_batch) {
   const int64_t rank = x.rank();
   int64_t blocks = 1;
   for (int64_t b : block) blocks *= b;
-  const Mover m = mover(c, {&x}, {&y});
+  const Mover m = mover(c, {&x}, {&y}, Requant::kRequantize);
   std::string current = m.in(x, layout);
   const std::string out = m.out(y, layout);
   auto reshape = [&](const std::vector<int64_t>& shape) {
@@ -580,7 +595,7 @@ void convert_fill(Converter& c) {
   if (dims.is_constant())
     for (int64_t d : c.constant_ints(dims))
       if (d < 0 || d > kMaxDim) c.invalid("dimension " + std::to_string(d) + " is out of range");
-  const Mover m = mover(c, {&value}, {&y});
+  const Mover m = mover(c, {&value}, {&y}, Requant::kRequantize);
   const std::string out = m.out(y, Layout::kNative);
   c.emit("Expand", {m.in(value, Layout::kNative), int64_operand(c, dims, "fill_shape")}, {out});
   m.finish(y, Layout::kNative, out);
@@ -627,7 +642,7 @@ void convert_reverse(Converter& c) {
   std::sort(axes.begin(), axes.end());
   if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) c.invalid("an axis repeats");
   const Layout layout = agnostic_layout(c, x);
-  const Mover m = mover(c, {&x}, {&y});
+  const Mover m = mover(c, {&x}, {&y}, Requant::kCopy);
   const std::string out = m.out(y, layout);
   if (axes.empty()) {
     c.emit("Identity", {m.in(x, layout)}, {out});
@@ -665,7 +680,7 @@ void convert_top_k(Converter& c) {
     k_value = c.fresh(k.name + "/vector");
     c.emit("Reshape", {k64, c.constant_i64("shape", {1})}, {k_value});
   }
-  const Mover m = mover(c, {&x}, {&values});
+  const Mover m = mover(c, {&x}, {&values}, Requant::kCopy);
   const std::string out = m.out(values, Layout::kNative);
   const std::string index64 = indices.dtype == LOOM_DTYPE_INT64 ? c.define(indices, Layout::kNative)
                                                                 : c.fresh(indices.name + "/i64");

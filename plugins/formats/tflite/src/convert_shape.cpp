@@ -17,6 +17,14 @@ bool same_quantization(const TensorView& a, const TensorView& b) {
          a.quant.zero_points == b.quant.zero_points;
 }
 
+// Same stored type, per-tensor quantized or not at all: TFLite's GATHER, STRIDED_SLICE and PAD
+// kernels then copy the stored values even when the scale or zero point changes (checked
+// against the reference interpreter), and so does Loom.
+bool same_storage(const TensorView& a, const TensorView& b) {
+  return a.dtype == b.dtype && a.quantized == b.quantized && !a.quant.per_channel() &&
+         !b.quant.per_channel();
+}
+
 int64_t normalized_axis(const Converter& c, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     c.invalid("axis " + std::to_string(axis) + " is outside rank " + std::to_string(rank));
@@ -111,13 +119,15 @@ void convert_pad(Converter& c, bool with_value) {
     c.emit("Pad", inputs, {c.define(y, layout)});
     return;
   }
-  // Same quantization in and out: pad the stored values with the zero point (TFLite's PAD) or
-  // with the stored pad value when it shares the quantization (PADV2).
-  if (same_quantization(x, y) && !x.quant.per_channel() &&
-      (!value || same_quantization(*value, x))) {
+  // Same stored type in and out: TFLite copies the stored values (even when the scale or zero
+  // point changes) and pads with the output's zero point (PAD) or the stored pad value when
+  // it shares the output's quantization (PADV2).
+  if (same_storage(x, y)) {
+    if (value && !same_quantization(*value, y))
+      c.unsupported("a PADV2 pad value whose quantization differs from the output's");
     c.emit("Pad",
            {c.value(x, layout), pads_name,
-            value ? c.value(*value, Layout::kNative) : c.zero_point_of(x)},
+            value ? c.value(*value, Layout::kNative) : c.zero_point_of(y)},
            {c.define(y, layout)});
     return;
   }
@@ -197,13 +207,16 @@ void convert_gather(Converter& c) {
   for (int64_t d = 0; d < batch_dims; ++d)
     if (x.shape[d] != indices.shape[d])
       c.invalid("batch dimension " + std::to_string(d) + " differs between params and indices");
-  if (!same_quantization(x, y)) c.unsupported("GATHER that changes the quantization");
+  // Stored values move as they are (see same_storage), else via float.
+  const bool direct = same_quantization(x, y) || same_storage(x, y);
+  std::string params = direct ? c.value(x, Layout::kNative) : c.float_value(x, Layout::kNative);
+  const std::string out =
+      direct ? c.define(y, Layout::kNative) : c.float_output(y, Layout::kNative);
   if (batch_dims == 0) {
-    c.emit("Gather", {c.value(x, Layout::kNative), c.value(indices, Layout::kNative)},
-           {c.define(y, Layout::kNative)}, {Attr::Int("axis", axis)});
+    c.emit("Gather", {params, c.value(indices, Layout::kNative)}, {out}, {Attr::Int("axis", axis)});
+    if (!direct) c.finish_output(y, Layout::kNative, out);
     return;
   }
-  std::string params = c.value(x, Layout::kNative);
   if (axis > batch_dims) {
     std::vector<int64_t> perm;
     for (int64_t d = 0; d < batch_dims; ++d) perm.push_back(d);
@@ -225,16 +238,18 @@ void convert_gather(Converter& c) {
   const std::string tuples = c.fresh(indices.name + "/tuples");
   c.emit("Unsqueeze", {index64, c.constant_i64("axes", {indices.rank()})}, {tuples});
   const int64_t outer = axis - batch_dims, gathered = indices.rank() - batch_dims;
-  const std::string result = outer == 0 ? c.define(y, Layout::kNative) : c.fresh(y.name + "/nd");
+  const std::string result = outer == 0 ? out : c.fresh(y.name + "/nd");
   c.emit("GatherND", {params, tuples}, {result}, {Attr::Int("batch_dims", batch_dims)});
-  if (outer == 0) return;
-  // [B, I, outer, inner] -> [B, outer, I, inner]
-  std::vector<int64_t> perm;
-  for (int64_t d = 0; d < batch_dims; ++d) perm.push_back(d);
-  for (int64_t d = 0; d < outer; ++d) perm.push_back(batch_dims + gathered + d);
-  for (int64_t d = 0; d < gathered; ++d) perm.push_back(batch_dims + d);
-  for (int64_t d = batch_dims + gathered + outer; d < y.rank(); ++d) perm.push_back(d);
-  c.emit("Transpose", {result}, {c.define(y, Layout::kNative)}, {Attr::Ints("perm", perm)});
+  if (outer != 0) {
+    // [B, I, outer, inner] -> [B, outer, I, inner]
+    std::vector<int64_t> perm;
+    for (int64_t d = 0; d < batch_dims; ++d) perm.push_back(d);
+    for (int64_t d = 0; d < outer; ++d) perm.push_back(batch_dims + gathered + d);
+    for (int64_t d = 0; d < gathered; ++d) perm.push_back(batch_dims + d);
+    for (int64_t d = batch_dims + gathered + outer; d < y.rank(); ++d) perm.push_back(d);
+    c.emit("Transpose", {result}, {out}, {Attr::Ints("perm", perm)});
+  }
+  if (!direct) c.finish_output(y, Layout::kNative, out);
 }
 
 // STRIDED_SLICE with TensorFlow's sparse specification: the ellipsis stands for as many full
@@ -317,22 +332,22 @@ void convert_strided_slice(Converter& c) {
     ++position;
   }
   if (ellipsis < 0) full(rank - dim);
-  std::string current = c.value(x, Layout::kNative);
-  if (!same_quantization(x, y)) c.unsupported("STRIDED_SLICE that changes the quantization");
+  const bool direct = same_quantization(x, y) || same_storage(x, y);
+  std::string current = direct ? c.value(x, Layout::kNative) : c.float_value(x, Layout::kNative);
+  const std::string out =
+      direct ? c.define(y, Layout::kNative) : c.float_output(y, Layout::kNative);
   if (!new_axes.empty()) {
     const std::string expanded = c.fresh(y.name + "/new_axes");
     c.emit("Unsqueeze", {current, c.constant_i64("axes", new_axes)}, {expanded});
     current = expanded;
   }
-  const std::string sliced =
-      squeeze.empty() ? c.define(y, Layout::kNative) : c.fresh(y.name + "/slice");
+  const std::string sliced = squeeze.empty() ? out : c.fresh(y.name + "/slice");
   c.emit("Slice",
          {current, c.constant_i64("starts", starts), c.constant_i64("ends", ends),
           c.constant_i64("axes", axes), c.constant_i64("steps", steps)},
          {sliced});
-  if (!squeeze.empty())
-    c.emit("Squeeze", {sliced, c.constant_i64("squeeze_axes", squeeze)},
-           {c.define(y, Layout::kNative)});
+  if (!squeeze.empty()) c.emit("Squeeze", {sliced, c.constant_i64("squeeze_axes", squeeze)}, {out});
+  if (!direct) c.finish_output(y, Layout::kNative, out);
 }
 
 }  // namespace
