@@ -62,7 +62,8 @@ struct Builder {
 };
 
 constexpr int32_t kFullyConnected = 9, kL2Pool = 12, kResizeBilinear = 23, kTransposeConv = 67,
-                  kBatchMatmul = 126, kSequenceRnn = 35, kSequenceLstm = 44;
+                  kBatchMatmul = 126, kSequenceRnn = 35, kSequenceLstm = 44,
+                  kBidirectionalLstm = 52;
 
 void expect_error(const std::string& error, const std::string& part, loom_status_code_t code) {
   EXPECT_NE(error.find(part), std::string::npos) << error;
@@ -296,6 +297,48 @@ TEST_F(MalformedConv, SequenceLstmOperandsAreChecked) {
   b = lstm_model();
   b.m.operators[0].inputs[17] = b.constant({5}, kFloat32, {1});
   expect_error(error_of(b.m), "a projection bias without projection weights",
+               LOOM_ERROR_INVALID_MODEL);
+}
+
+// input [2, 4, 3] -> bidirectional LSTM with 5 units per direction, merged -> [2, 4, 10].
+Builder bidirectional_model() {
+  Builder b;
+  const int32_t x = b.tensor({2, 4, 3});
+  std::vector<int32_t> inputs = {x};
+  for (int direction = 0; direction < 2; ++direction) {
+    for (int g = 0; g < 4; ++g) inputs.push_back(b.constant({5, 3}, kFloat32, {1}));
+    for (int g = 0; g < 4; ++g) inputs.push_back(b.constant({5, 5}, kFloat32, {1}));
+    for (int g = 0; g < 3; ++g) inputs.push_back(-1);
+    for (int g = 0; g < 4; ++g) inputs.push_back(b.constant({5}, kFloat32, {0}));
+    inputs.push_back(-1);
+    inputs.push_back(-1);
+  }
+  std::vector<int32_t> states;
+  for (int i = 0; i < 4; ++i) states.push_back(b.tensor({2, 5}));
+  inputs.insert(inputs.end(), states.begin(), states.end());
+  for (int i = 0; i < 9; ++i) inputs.push_back(-1);
+  const int32_t y = b.tensor({2, 4, 10});
+  b.op(kBidirectionalLstm, inputs, {y});
+  b.m.inputs = {x};
+  b.m.inputs.insert(b.m.inputs.end(), states.begin(), states.end());
+  b.m.outputs = {y};
+  return b;
+}
+
+TEST_F(MalformedConv, BidirectionalLstmOperandsAreChecked) {
+  Builder b = bidirectional_model();
+  expect_error(error_of(b.m), "BIDIRECTIONAL_SEQUENCE_LSTM without options",
+               LOOM_ERROR_INVALID_MODEL);
+  b.m.operators[0].inputs.pop_back();
+  expect_error(error_of(b.m), "BIDIRECTIONAL_SEQUENCE_LSTM needs 48 inputs, not 47",
+               LOOM_ERROR_INVALID_MODEL);
+  b = bidirectional_model();
+  b.m.operators[0].inputs[39] = b.m.inputs[0];
+  expect_error(error_of(b.m), "the auxiliary input (inputs 39-47) is not supported",
+               LOOM_ERROR_UNSUPPORTED);
+  b = bidirectional_model();
+  b.m.operators[0].inputs[20] = b.constant({5, 2}, kFloat32, {1});  // backward cell gate
+  expect_error(error_of(b.m), "cell gate input weights 't30' has shape [5, 2], expected [5, 3]",
                LOOM_ERROR_INVALID_MODEL);
 }
 

@@ -26,6 +26,9 @@ the same graph run through the interpreter, so the quantization parameters are r
   float_lstm             UNIDIRECTIONAL_SEQUENCE_LSTM: batch-major with peepholes (ONNX LSTM),
                          time-major CIFG with cell clip, projection and projection clip, and
                          layer normalization with RELU activation (unrolled)
+  float_bidirectional_lstm  BIDIRECTIONAL_SEQUENCE_LSTM time-major with merged outputs, and
+                         batch-major with separate outputs (peepholes and projections, backward
+                         CIFG; cell and projection clip)
   float_rnn              UNIDIRECTIONAL_SEQUENCE_RNN: batch-major TANH (ONNX RNN), time-major
                          RELU6 (unrolled)
 The recurrent models list their state tensors (is_variable) as graph inputs, so a test can give
@@ -364,7 +367,8 @@ class VariableTensors:
 
 
 def recurrent_models(G, S, rng, f):
-    OP = dict(G.OP, UNIDIRECTIONAL_SEQUENCE_RNN=35, UNIDIRECTIONAL_SEQUENCE_LSTM=44)
+    OP = dict(G.OP, UNIDIRECTIONAL_SEQUENCE_RNN=35, UNIDIRECTIONAL_SEQUENCE_LSTM=44,
+              BIDIRECTIONAL_SEQUENCE_LSTM=52)
     models = {}
     g = G.Graph()
     B, T, I, H = 2, 4, 3, 5
@@ -408,6 +412,49 @@ def recurrent_models(G, S, rng, f):
     states = s1 + s2 + s3
     xs = [f(B, T, I, s=1.0), f(T, B, I, s=1.0)] + [f(*d, s=0.3) for d in d1 + d2 + d3]
     models["float_lstm"] = (g.serialize(VariableTensors(S, states)), xs, None)
+
+    # BIDIRECTIONAL_SEQUENCE_LSTM: 48 inputs (forward 1-17, backward 18-34, states 35-38,
+    # no auxiliary input 39-47).
+    def direction(prefix, peephole, cifg, proj):
+        n_out = proj or H
+        ins = []
+        for gate in "ifco":
+            ins.append(-1 if (cifg and gate == "i") else g.const(f"{prefix}/w_{gate}", f(H, I)))
+        for gate in "ifco":
+            ins.append(-1 if (cifg and gate == "i") else g.const(f"{prefix}/r_{gate}", f(H, n_out)))
+        for gate in "ifo":
+            ins.append(g.const(f"{prefix}/p_{gate}", f(H)) if peephole and not (cifg and gate == "i")
+                       else -1)
+        for gate in "ifco":
+            ins.append(-1 if (cifg and gate == "i") else g.const(f"{prefix}/b_{gate}", f(H, s=0.2)))
+        ins += ([g.const(f"{prefix}/proj_w", f(proj, H)), g.const(f"{prefix}/proj_b", f(proj, s=0.1))]
+                if proj else [-1, -1])
+        states = [g.tensor(f"{prefix}/h0", [B, n_out], np.float32),
+                  g.tensor(f"{prefix}/c0", [B, H], np.float32)]
+        return ins, states, [(B, n_out), (B, H)]
+
+    g = G.Graph()
+    xt = g.tensor("x_time", [T, B, I], np.float32)
+    xb = g.tensor("x_batch", [B, T, I], np.float32)
+    fw, fs, fd = direction("merged_fw", False, False, 0)
+    bw, bs, bd = direction("merged_bw", False, False, 0)
+    merged = g.tensor("bilstm_merged", [T, B, 2 * H], np.float32)
+    g.op(OP["BIDIRECTIONAL_SEQUENCE_LSTM"], [xt] + fw + bw + fs + bs + [-1] * 9, [merged],
+         G.simple_options("BidirectionalSequenceLSTMOptions", fused_activation_function=4,
+                          merge_outputs=True, time_major=True))
+    fw2, fs2, fd2 = direction("split_fw", True, False, 3)
+    bw2, bs2, bd2 = direction("split_bw", True, True, 3)
+    out_fw = g.tensor("bilstm_fw", [B, T, 3], np.float32)
+    out_bw = g.tensor("bilstm_bw", [B, T, 3], np.float32)
+    g.op(OP["BIDIRECTIONAL_SEQUENCE_LSTM"], [xb] + fw2 + bw2 + fs2 + bs2 + [-1] * 9,
+         [out_fw, out_bw],
+         G.simple_options("BidirectionalSequenceLSTMOptions", fused_activation_function=4,
+                          cell_clip=0.5, proj_clip=0.4, merge_outputs=False, time_major=False))
+    states = fs + bs + fs2 + bs2
+    g.inputs = [xt, xb] + states
+    g.outputs = [merged, out_fw, out_bw]
+    xs = [f(T, B, I, s=1.0), f(B, T, I, s=1.0)] + [f(*d, s=0.3) for d in fd + bd + fd2 + bd2]
+    models["float_bidirectional_lstm"] = (g.serialize(VariableTensors(S, states)), xs, None)
 
     g = G.Graph()
     units = 4

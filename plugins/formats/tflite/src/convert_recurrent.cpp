@@ -1,4 +1,5 @@
-// UNIDIRECTIONAL_SEQUENCE_LSTM and UNIDIRECTIONAL_SEQUENCE_RNN (float32).
+// UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM and UNIDIRECTIONAL_SEQUENCE_RNN
+// (float32).
 //
 // The plain variants map to ONNX LSTM / RNN: an LSTM with input gate, optional peepholes, TANH
 // and no clip, projection or layer normalization; an RNN with TANH. ONNX cannot express the
@@ -194,6 +195,193 @@ std::string layer_norm(Converter& c, const std::string& x, const std::string& co
                 base + "/norm");
 }
 
+// One direction's LSTM operands, read from the operator's inputs starting at `first` (the
+// input-to-input weights) in TFLite's order: 4 input weights, 4 recurrent weights, 3
+// peepholes, 4 biases, projection weights and bias.
+struct LstmWeights {
+  int64_t units = 0, outputs = 0;
+  bool cifg = false, peephole = false, projection = false, layer_norm = false;
+  std::vector<int> present;  // gates in TFLite's order i f c o, without i for CIFG
+  std::vector<std::vector<float>> w = std::vector<std::vector<float>>(4), r = w, b = w, ln = w;
+  std::vector<float> p_i, p_f, p_o, proj_w, proj_b;
+};
+
+constexpr const char* kGate[4] = {"input", "forget", "cell", "output"};
+
+// `layer_norm_first`: index of the input gate's layer-norm coefficients, 0 when the operator
+// has none.
+LstmWeights read_lstm(Converter& c, size_t first, int64_t features, size_t layer_norm_first) {
+  LstmWeights p;
+  const size_t w0 = first, r0 = first + 4, peep0 = first + 8, b0 = first + 11, proj0 = first + 15;
+  const TensorView& forget_w = c.input(w0 + 1);
+  if (forget_w.rank() != 2 || forget_w.shape[0] < 1)
+    c.invalid("input_to_forget_weights must have shape [units, features]");
+  p.units = forget_w.shape[0];
+  p.cifg = !c.has_input(w0);
+  if (p.cifg != !c.has_input(r0) || p.cifg != !c.has_input(b0))
+    c.invalid(
+        "the input gate's weights, recurrent weights and bias must be all present or all "
+        "absent (CIFG)");
+  p.peephole = c.has_input(peep0 + 2);
+  if (p.peephole != c.has_input(peep0 + 1) || (!p.cifg && p.peephole != c.has_input(peep0)) ||
+      (p.cifg && c.has_input(peep0)))
+    c.invalid("the peephole weights must be all present or all absent");
+  p.projection = c.has_input(proj0);
+  if (!p.projection && c.has_input(proj0 + 1))
+    c.invalid("a projection bias without projection weights");
+  p.outputs = p.units;  // the output state's size: the projection's when there is one
+  if (p.projection) {
+    const TensorView& pw = c.input(proj0);
+    if (pw.rank() != 2 || pw.shape[0] < 1)
+      c.invalid("projection_weights must have shape [outputs, units]");
+    p.outputs = pw.shape[0];
+  }
+  if (layer_norm_first) {
+    p.layer_norm = c.has_input(layer_norm_first + 1);
+    for (size_t i = layer_norm_first + 1; i < layer_norm_first + 4; ++i)
+      if (c.has_input(i) != p.layer_norm)
+        c.invalid("the layer normalization coefficients must be all present or all absent");
+    if (p.layer_norm && c.has_input(layer_norm_first) == p.cifg)
+      c.invalid(
+          "the input gate's layer normalization coefficients must be present exactly "
+          "when the input gate is");
+  }
+  for (int g = p.cifg ? 1 : 0; g < 4; ++g) p.present.push_back(g);
+  for (int g : p.present) {
+    p.w[g] = weight_data(c, c.input(w0 + g), {p.units, features},
+                         std::string(kGate[g]) + " gate input weights");
+    p.r[g] = weight_data(c, c.input(r0 + g), {p.units, p.outputs},
+                         std::string(kGate[g]) + " gate recurrent weights");
+    p.b[g] = weight_data(c, c.input(b0 + g), {p.units}, std::string(kGate[g]) + " gate bias");
+    if (p.layer_norm)
+      p.ln[g] = weight_data(c, c.input(layer_norm_first + g), {p.units},
+                            std::string(kGate[g]) + " gate layer normalization coefficients");
+  }
+  if (p.peephole) {
+    if (!p.cifg) p.p_i = weight_data(c, c.input(peep0), {p.units}, "cell_to_input weights");
+    p.p_f = weight_data(c, c.input(peep0 + 1), {p.units}, "cell_to_forget weights");
+    p.p_o = weight_data(c, c.input(peep0 + 2), {p.units}, "cell_to_output weights");
+  }
+  if (p.projection) {
+    p.proj_w = weight_data(c, c.input(proj0), {p.outputs, p.units}, "projection weights");
+    if (c.has_input(proj0 + 1))
+      p.proj_b = weight_data(c, c.input(proj0 + 1), {p.outputs}, "projection bias");
+  }
+  return p;
+}
+
+struct LstmOptions {
+  int activation = 4;
+  float cell_clip = 0.f, proj_clip = 0.f;
+};
+
+LstmOptions lstm_options(const Converter& c, int activation, float cell_clip, float proj_clip) {
+  if (!(cell_clip >= 0.f) || !(proj_clip >= 0.f) || std::isinf(cell_clip) || std::isinf(proj_clip))
+    c.invalid("cell_clip and proj_clip must be finite and non-negative");
+  return {checked_activation(c, activation), cell_clip, proj_clip};
+}
+
+// The LSTM unrolled over the time steps, following TFLite's float kernel; returns the output
+// state of every step in time order (a `reverse` direction runs from the last step).
+std::vector<std::string> unroll_lstm(Converter& c, const LstmWeights& p, const LstmOptions& opt,
+                                     const std::string& xs, const Sequence& s, std::string h,
+                                     std::string cell, bool reverse, const std::string& name) {
+  // All input projections at once: [.., gates * units] (+ bias unless layer norm adds it
+  // after normalizing).
+  const int64_t n = static_cast<int64_t>(p.present.size());
+  std::vector<std::vector<float>> wp, rp;
+  std::vector<float> bias_all;
+  for (int g : p.present) {
+    wp.push_back(p.w[g]);
+    rp.push_back(p.r[g]);
+    bias_all.insert(bias_all.end(), p.b[g].begin(), p.b[g].end());
+  }
+  std::string projected = binary(
+      c, "MatMul", xs, stacked_transposed(c, wp, p.units, s.features, name + "/W"), name + "/xw");
+  if (!p.layer_norm)
+    projected = binary(c, "Add", projected, c.constant_f32(name + "/B", bias_all), name + "/xw_b");
+  const std::string recurrent = stacked_transposed(c, rp, p.units, p.outputs, name + "/R");
+  const std::string split = c.constant_i64("gate_split", std::vector<int64_t>(n, p.units));
+  auto vec = [&](const std::vector<float>& v, const std::string& base) {
+    return c.constant_f32(name + "/" + base, v);
+  };
+  std::vector<std::string> ln_c(4), b_c(4);
+  if (p.layer_norm)
+    for (int g : p.present) {
+      ln_c[g] = vec(p.ln[g], std::string(kGate[g]) + "_ln");
+      b_c[g] = vec(p.b[g], std::string(kGate[g]) + "_bias");
+    }
+  const std::string pi = p.peephole && !p.cifg ? vec(p.p_i, "p_i") : "";
+  const std::string pf = p.peephole ? vec(p.p_f, "p_f") : "";
+  const std::string po = p.peephole ? vec(p.p_o, "p_o") : "";
+  std::string proj_w_c, proj_b_c;
+  if (p.projection) {
+    proj_w_c = stacked_transposed(c, {p.proj_w}, p.outputs, p.units, name + "/proj_w");
+    if (!p.proj_b.empty()) proj_b_c = vec(p.proj_b, "proj_b");
+  }
+  const std::string one = c.constant_f32("one", {1.f}, {});
+  std::vector<std::string> steps(s.steps);
+  for (int64_t k = 0; k < s.steps; ++k) {
+    const int64_t t = reverse ? s.steps - 1 - k : k;
+    const std::string base = name + "/t" + std::to_string(t);
+    const std::string xt = c.fresh(base + "/xw");
+    c.emit("Gather", {projected, c.constant_i64("step", {t}, {})}, {xt},
+           {Attr::Int("axis", s.time_axis)});
+    const std::string pre =
+        binary(c, "Add", xt, binary(c, "MatMul", h, recurrent, base + "/hr"), base + "/pre");
+    std::vector<std::string> parts;
+    for (int64_t g = 0; g < n; ++g) parts.push_back(c.fresh(base + "/gate"));
+    c.emit("Split", {pre, split}, parts, {Attr::Int("axis", 1)});
+    std::string gate_pre[4];
+    for (int64_t g = 0; g < n; ++g) gate_pre[p.present[g]] = parts[g];
+    // Peephole (with the previous cell for i, f; the new one for o), layer norm, activation.
+    auto finish_gate = [&](int g, const std::string& peep, const std::string& with_cell) {
+      std::string v = gate_pre[g];
+      if (!peep.empty())
+        v = binary(c, "Add", v, binary(c, "Mul", peep, with_cell, base + "/peep"),
+                   base + "/peeped");
+      if (p.layer_norm) v = layer_norm(c, v, ln_c[g], b_c[g], base + "/" + kGate[g]);
+      if (g == 2) return activate(c, v, opt.activation, base + "/g");
+      const std::string sig = c.fresh(base + "/" + kGate[g]);
+      c.emit("Sigmoid", {v}, {sig});
+      return sig;
+    };
+    const std::string f = finish_gate(1, pf, cell);
+    const std::string i =
+        p.cifg ? binary(c, "Sub", one, f, base + "/input") : finish_gate(0, pi, cell);
+    const std::string g = finish_gate(2, "", "");
+    std::string next_cell = binary(c, "Add", binary(c, "Mul", f, cell, base + "/keep"),
+                                   binary(c, "Mul", i, g, base + "/write"), base + "/c");
+    if (opt.cell_clip > 0.f) {
+      const std::string clipped = c.fresh(base + "/c_clip");
+      c.emit("Clip",
+             {next_cell, c.constant_f32("cell_clip_min", {-opt.cell_clip}, {}),
+              c.constant_f32("cell_clip_max", {opt.cell_clip}, {})},
+             {clipped});
+      next_cell = clipped;
+    }
+    const std::string og = finish_gate(3, po, next_cell);
+    std::string next_h =
+        binary(c, "Mul", og, activate(c, next_cell, opt.activation, base + "/c_act"), base + "/h");
+    if (p.projection) {
+      next_h = binary(c, "MatMul", next_h, proj_w_c, base + "/proj");
+      if (!proj_b_c.empty()) next_h = binary(c, "Add", next_h, proj_b_c, base + "/proj_b");
+      if (opt.proj_clip > 0.f) {
+        const std::string clipped = c.fresh(base + "/proj_clip");
+        c.emit("Clip",
+               {next_h, c.constant_f32("proj_clip_min", {-opt.proj_clip}, {}),
+                c.constant_f32("proj_clip_max", {opt.proj_clip}, {})},
+               {clipped});
+        next_h = clipped;
+      }
+    }
+    h = next_h;
+    cell = next_cell;
+    steps[t] = h;
+  }
+  return steps;
+}
+
 void convert_lstm(Converter& c) {
   const auto& op = c.op();
   if (op.inputs.size() != 20 && op.inputs.size() != 24)
@@ -202,91 +390,30 @@ void convert_lstm(Converter& c) {
   // Operands first, options after: the weights' shapes do not depend on them.
   const TensorView& x = c.input(kInput);
   const int64_t features = input_features(c, x);
-  const TensorView& forget_w = c.input(kInputToInput + 1);
-  if (forget_w.rank() != 2 || forget_w.shape[0] < 1)
-    c.invalid("input_to_forget_weights must have shape [units, features]");
-  const int64_t units = forget_w.shape[0];
-  const bool cifg = !c.has_input(kInputToInput);
-  if (cifg != !c.has_input(kRecurrentToInput) || cifg != !c.has_input(kInputGateBias))
-    c.invalid(
-        "the input gate's weights, recurrent weights and bias must be all present or all "
-        "absent (CIFG)");
-  const bool peephole = c.has_input(kCellToOutput);
-  if (peephole != c.has_input(kCellToForget) || (!cifg && peephole != c.has_input(kCellToInput)) ||
-      (cifg && c.has_input(kCellToInput)))
-    c.invalid("the peephole weights must be all present or all absent");
-  const bool projection = c.has_input(kProjectionWeights);
-  if (!projection && c.has_input(kProjectionBias))
-    c.invalid("a projection bias without projection weights");
-  int64_t outputs = units;  // the output state's size: the projection's when there is one
-  if (projection) {
-    const TensorView& pw = c.input(kProjectionWeights);
-    if (pw.rank() != 2 || pw.shape[0] < 1)
-      c.invalid("projection_weights must have shape [outputs, units]");
-    outputs = pw.shape[0];
-  }
-  const bool layer_norm_on = op.inputs.size() == 24 && c.has_input(kInputLayerNorm + 1);
-  if (op.inputs.size() == 24) {
-    for (size_t i = kInputLayerNorm + 1; i < 24; ++i)
-      if (c.has_input(i) != layer_norm_on)
-        c.invalid("the layer normalization coefficients must be all present or all absent");
-    if (layer_norm_on && c.has_input(kInputLayerNorm) == cifg)
-      c.invalid(
-          "the input gate's layer normalization coefficients must be present exactly "
-          "when the input gate is");
-  }
-
-  // Gates in TFLite's order i f c o; `present` skips the input gate of a CIFG LSTM.
-  std::vector<int> present;
-  for (int g = cifg ? 1 : 0; g < 4; ++g) present.push_back(g);
-  static const char* kGate[4] = {"input", "forget", "cell", "output"};
-  std::vector<std::vector<float>> w(4), r(4), b(4), ln(4);
-  for (int g : present) {
-    w[g] = weight_data(c, c.input(kInputToInput + g), {units, features},
-                       std::string(kGate[g]) + " gate input weights");
-    r[g] = weight_data(c, c.input(kRecurrentToInput + g), {units, outputs},
-                       std::string(kGate[g]) + " gate recurrent weights");
-    b[g] =
-        weight_data(c, c.input(kInputGateBias + g), {units}, std::string(kGate[g]) + " gate bias");
-    if (layer_norm_on)
-      ln[g] = weight_data(c, c.input(kInputLayerNorm + g), {units},
-                          std::string(kGate[g]) + " gate layer normalization coefficients");
-  }
-  std::vector<float> p_i, p_f, p_o;
-  if (peephole) {
-    if (!cifg) p_i = weight_data(c, c.input(kCellToInput), {units}, "cell_to_input weights");
-    p_f = weight_data(c, c.input(kCellToForget), {units}, "cell_to_forget weights");
-    p_o = weight_data(c, c.input(kCellToOutput), {units}, "cell_to_output weights");
-  }
-  std::vector<float> proj_w, proj_b;
-  if (projection) {
-    proj_w = weight_data(c, c.input(kProjectionWeights), {outputs, units}, "projection weights");
-    if (c.has_input(kProjectionBias))
-      proj_b = weight_data(c, c.input(kProjectionBias), {outputs}, "projection bias");
-  }
+  const LstmWeights p = read_lstm(c, kInputToInput, features,
+                                  op.inputs.size() == 24 ? size_t{kInputLayerNorm} : size_t{0});
   const auto* o = options_of<fb::UnidirectionalSequenceLSTMOptions>(c);
   if (!o) c.invalid("UNIDIRECTIONAL_SEQUENCE_LSTM without options");
   if (o->diagonal_recurrent_tensors())
     c.unsupported("diagonal recurrent weights (diagonal_recurrent_tensors) are not supported");
-  const int activation = checked_activation(c, static_cast<int>(o->fused_activation_function()));
-  const float cell_clip = o->cell_clip(), proj_clip = o->proj_clip();
-  if (!(cell_clip >= 0.f) || !(proj_clip >= 0.f) || std::isinf(cell_clip) || std::isinf(proj_clip))
-    c.invalid("cell_clip and proj_clip must be finite and non-negative");
+  const LstmOptions opt = lstm_options(c, static_cast<int>(o->fused_activation_function()),
+                                       o->cell_clip(), o->proj_clip());
   const Sequence s = sequence_of(c, x, o->time_major());
-  check_output(c, c.output(), s, outputs);
   const TensorView& y = c.output();
-  const std::string h0 = initial_state(c, c.input(kOutputState), s, outputs, "output state");
-  const std::string c0 = initial_state(c, c.input(kCellState), s, units, "cell state");
+  check_output(c, y, s, p.outputs);
+  const std::string h0 = initial_state(c, c.input(kOutputState), s, p.outputs, "output state");
+  const std::string c0 = initial_state(c, c.input(kCellState), s, p.units, "cell state");
   const std::string xs = c.float_value(x, Layout::kNative);
 
-  if (!cifg && cell_clip == 0.f && !projection && !layer_norm_on && activation == 4) {
+  if (!p.cifg && opt.cell_clip == 0.f && !p.projection && !p.layer_norm && opt.activation == 4) {
     // ONNX LSTM: gates i o f c, peepholes i o f, layout 1 = batch-major.
+    const int64_t units = p.units;
     constexpr int kOnnxOrder[4] = {0, 3, 1, 2};
     std::vector<float> wd, rd, bd;
     for (int g : kOnnxOrder) {
-      wd.insert(wd.end(), w[g].begin(), w[g].end());
-      rd.insert(rd.end(), r[g].begin(), r[g].end());
-      bd.insert(bd.end(), b[g].begin(), b[g].end());
+      wd.insert(wd.end(), p.w[g].begin(), p.w[g].end());
+      rd.insert(rd.end(), p.r[g].begin(), p.r[g].end());
+      bd.insert(bd.end(), p.b[g].begin(), p.b[g].end());
     }
     bd.resize(8 * units, 0.f);  // the recurrence bias: TFLite has one bias per gate
     std::vector<std::string> inputs = {
@@ -298,10 +425,10 @@ void convert_lstm(Converter& c) {
       inputs.push_back(c.fresh(y.name + "/initial"));
       c.emit("Unsqueeze", {state, dir_axis}, {inputs.back()});
     }
-    if (peephole) {
-      std::vector<float> pd = p_i;
-      pd.insert(pd.end(), p_o.begin(), p_o.end());
-      pd.insert(pd.end(), p_f.begin(), p_f.end());
+    if (p.peephole) {
+      std::vector<float> pd = p.p_i;
+      pd.insert(pd.end(), p.p_o.begin(), p.p_o.end());
+      pd.insert(pd.end(), p.p_f.begin(), p.p_f.end());
       inputs.push_back(c.constant_f32(y.name + "/P", pd, {1, 3 * units}));
     }
     const std::string full = c.fresh(y.name + "/lstm");
@@ -312,105 +439,60 @@ void convert_lstm(Converter& c) {
            {c.define(y, Layout::kNative)});
     return;
   }
+  stack_steps(c, unroll_lstm(c, p, opt, xs, s, h0, c0, false, y.name), s, y);
+}
 
-  // Unrolled. All input projections at once: [.., gates * units] (+ bias unless layer norm
-  // adds it after normalizing).
-  const int64_t n = static_cast<int64_t>(present.size());
-  std::vector<std::vector<float>> wp, rp;
-  std::vector<float> bias_all;
-  for (int g : present) {
-    wp.push_back(w[g]);
-    rp.push_back(r[g]);
-    bias_all.insert(bias_all.end(), b[g].begin(), b[g].end());
+// BIDIRECTIONAL_SEQUENCE_LSTM: inputs 1-17 forward and 18-34 backward weights (as the
+// unidirectional operator's 1-17), 35-36 / 37-38 their states, 39-47 the auxiliary input and
+// its weights. Both directions are unrolled; the backward one runs from the last step and
+// writes each step's state at its own time position. merge_outputs concatenates the two
+// directions' features in output 0.
+void convert_bidirectional_lstm(Converter& c) {
+  const auto& op = c.op();
+  if (op.inputs.size() != 48)
+    c.invalid("BIDIRECTIONAL_SEQUENCE_LSTM needs 48 inputs, not " +
+              std::to_string(op.inputs.size()));
+  for (size_t i = 39; i < 48; ++i)
+    if (c.has_input(i)) c.unsupported("the auxiliary input (inputs 39-47) is not supported");
+  const TensorView& x = c.input(kInput);
+  const int64_t features = input_features(c, x);
+  const LstmWeights fw = read_lstm(c, 1, features, 0);
+  const LstmWeights bw = read_lstm(c, 18, features, 0);
+  const auto* o = options_of<fb::BidirectionalSequenceLSTMOptions>(c);
+  if (!o) c.invalid("BIDIRECTIONAL_SEQUENCE_LSTM without options");
+  const LstmOptions opt = lstm_options(c, static_cast<int>(o->fused_activation_function()),
+                                       o->cell_clip(), o->proj_clip());
+  const Sequence s = sequence_of(c, x, o->time_major());
+  const bool merge = o->merge_outputs();
+  if (op.outputs.size() != (merge ? 1u : 2u))
+    c.invalid(std::string("BIDIRECTIONAL_SEQUENCE_LSTM needs ") +
+              (merge ? "1 output" : "2 outputs") + (merge ? " with" : " without") +
+              " merge_outputs, not " + std::to_string(op.outputs.size()));
+  if (merge) {
+    check_output(c, c.output(0), s, fw.outputs + bw.outputs);
+  } else {
+    check_output(c, c.output(0), s, fw.outputs);
+    check_output(c, c.output(1), s, bw.outputs);
   }
-  std::string projected = binary(
-      c, "MatMul", xs, stacked_transposed(c, wp, units, s.features, y.name + "/W"), y.name + "/xw");
-  if (!layer_norm_on)
-    projected =
-        binary(c, "Add", projected, c.constant_f32(y.name + "/B", bias_all), y.name + "/xw_b");
-  const std::string recurrent = stacked_transposed(c, rp, units, outputs, y.name + "/R");
-  const std::string split = c.constant_i64("gate_split", std::vector<int64_t>(n, units));
-  auto vec = [&](const std::vector<float>& v, const std::string& base) {
-    return c.constant_f32(y.name + "/" + base, v);
-  };
-  std::vector<std::string> ln_c(4), b_c(4);
-  if (layer_norm_on)
-    for (int g : present) {
-      ln_c[g] = vec(ln[g], std::string(kGate[g]) + "_ln");
-      b_c[g] = vec(b[g], std::string(kGate[g]) + "_bias");
-    }
-  const std::string pi = peephole && !cifg ? vec(p_i, "p_i") : "";
-  const std::string pf = peephole ? vec(p_f, "p_f") : "";
-  const std::string po = peephole ? vec(p_o, "p_o") : "";
-  std::string proj_w_c, proj_b_c;
-  if (projection) {
-    proj_w_c = stacked_transposed(c, {proj_w}, outputs, units, y.name + "/proj_w");
-    if (!proj_b.empty()) proj_b_c = vec(proj_b, "proj_b");
+  const std::string xs = c.float_value(x, Layout::kNative);
+  const std::string name = c.output(0).name;
+  const std::vector<std::string> forward = unroll_lstm(
+      c, fw, opt, xs, s, initial_state(c, c.input(35), s, fw.outputs, "forward output state"),
+      initial_state(c, c.input(36), s, fw.units, "forward cell state"), false, name + "/fw");
+  const std::vector<std::string> backward = unroll_lstm(
+      c, bw, opt, xs, s, initial_state(c, c.input(37), s, bw.outputs, "backward output state"),
+      initial_state(c, c.input(38), s, bw.units, "backward cell state"), true, name + "/bw");
+  if (!merge) {
+    stack_steps(c, forward, s, c.output(0));
+    stack_steps(c, backward, s, c.output(1));
+    return;
   }
-  const std::string one = c.constant_f32("one", {1.f}, {});
-  std::string h = h0, cell = c0;
-  std::vector<std::string> steps;
+  std::vector<std::string> merged;
   for (int64_t t = 0; t < s.steps; ++t) {
-    const std::string base = y.name + "/t" + std::to_string(t);
-    const std::string xt = c.fresh(base + "/xw");
-    c.emit("Gather", {projected, c.constant_i64("step", {t}, {})}, {xt},
-           {Attr::Int("axis", s.time_axis)});
-    const std::string pre =
-        binary(c, "Add", xt, binary(c, "MatMul", h, recurrent, base + "/hr"), base + "/pre");
-    std::vector<std::string> parts;
-    for (int64_t g = 0; g < n; ++g) parts.push_back(c.fresh(base + "/gate"));
-    if (n == 1)
-      c.emit("Identity", {pre}, parts);
-    else
-      c.emit("Split", {pre, split}, parts, {Attr::Int("axis", 1)});
-    std::string gate_pre[4];
-    for (int64_t g = 0; g < n; ++g) gate_pre[present[g]] = parts[g];
-    // Peephole (with the previous cell for i, f; the new one for o), layer norm, activation.
-    auto finish_gate = [&](int g, const std::string& peep, const std::string& with_cell) {
-      std::string v = gate_pre[g];
-      if (!peep.empty())
-        v = binary(c, "Add", v, binary(c, "Mul", peep, with_cell, base + "/peep"),
-                   base + "/peeped");
-      if (layer_norm_on) v = layer_norm(c, v, ln_c[g], b_c[g], base + "/" + kGate[g]);
-      if (g == 2) return activate(c, v, activation, base + "/g");
-      const std::string sig = c.fresh(base + "/" + kGate[g]);
-      c.emit("Sigmoid", {v}, {sig});
-      return sig;
-    };
-    const std::string f = finish_gate(1, pf, cell);
-    const std::string i =
-        cifg ? binary(c, "Sub", one, f, base + "/input") : finish_gate(0, pi, cell);
-    const std::string g = finish_gate(2, "", "");
-    std::string next_cell = binary(c, "Add", binary(c, "Mul", f, cell, base + "/keep"),
-                                   binary(c, "Mul", i, g, base + "/write"), base + "/c");
-    if (cell_clip > 0.f) {
-      const std::string clipped = c.fresh(base + "/c_clip");
-      c.emit("Clip",
-             {next_cell, c.constant_f32("cell_clip_min", {-cell_clip}, {}),
-              c.constant_f32("cell_clip_max", {cell_clip}, {})},
-             {clipped});
-      next_cell = clipped;
-    }
-    const std::string og = finish_gate(3, po, next_cell);
-    std::string next_h =
-        binary(c, "Mul", og, activate(c, next_cell, activation, base + "/c_act"), base + "/h");
-    if (projection) {
-      next_h = binary(c, "MatMul", next_h, proj_w_c, base + "/proj");
-      if (!proj_b_c.empty()) next_h = binary(c, "Add", next_h, proj_b_c, base + "/proj_b");
-      if (proj_clip > 0.f) {
-        const std::string clipped = c.fresh(base + "/proj_clip");
-        c.emit("Clip",
-               {next_h, c.constant_f32("proj_clip_min", {-proj_clip}, {}),
-                c.constant_f32("proj_clip_max", {proj_clip}, {})},
-               {clipped});
-        next_h = clipped;
-      }
-    }
-    h = next_h;
-    cell = next_cell;
-    steps.push_back(h);
+    merged.push_back(c.fresh(name + "/merged"));
+    c.emit("Concat", {forward[t], backward[t]}, {merged.back()}, {Attr::Int("axis", 1)});
   }
-  stack_steps(c, steps, s, y);
+  stack_steps(c, merged, s, c.output(0));
 }
 
 // ---- RNN -------------------------------------------------------------------------------------
@@ -482,6 +564,9 @@ bool convert_recurrent(Converter& c, int32_t code) {
   switch (static_cast<BuiltinOp>(code)) {
     case BuiltinOp::kUnidirectionalSequenceLstm:
       convert_lstm(c);
+      return true;
+    case BuiltinOp::kBidirectionalSequenceLstm:
+      convert_bidirectional_lstm(c);
       return true;
     case BuiltinOp::kUnidirectionalSequenceRnn:
       convert_rnn(c);
