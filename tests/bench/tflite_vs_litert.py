@@ -209,7 +209,12 @@ def run_litert(args, python, kind, model, inputs, out_file):
                "--repeat", str(args.repeat)]
     for path in inputs:
         command += ["--worker-input", path]
-    stdout, _ = run_measured(command)
+    try:
+        stdout, _ = run_measured(command)
+    except RuntimeError as e:
+        text = str(e).split(" failed: ", 1)[-1]  # run_measured's message: command, stderr
+        raise RuntimeError(last_line(text) or "the LiteRT child exited without a message "
+                           "(a crash?)") from None
     report = json.loads(stdout)
     with np.load(out_file) as data:
         outputs = [data[f"o{i}"] for i in range(len(report["outputs"]))]
