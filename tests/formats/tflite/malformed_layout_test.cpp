@@ -162,6 +162,46 @@ TEST_F(MalformedLayout, SplitNotDivisible) {
   expect_error(b, x, y, "SPLIT", "is not divisible by num_splits 3");
 }
 
+TEST_F(MalformedLayout, SplitPartsDisagreeWithOutputs) {
+  Builder b;
+  const int32_t x = b.tensor({1, 4}), y = b.tensor({1, 2});
+  b.op(kSplit, {b.constant({}, {1}), x}, {y}, split_options(2));
+  expect_error(b, x, y, "SPLIT", "num_splits 2 but 1 outputs");
+}
+
+// Constant shapes that would make the runtime allocate without bound are refused at load.
+TEST_F(MalformedLayout, TileBeyondTheElementLimit) {
+  Builder b;
+  const int32_t x = b.tensor({2, 3}), y = b.tensor({2, 3});
+  b.op(kTile, {x, b.constant({2}, {1 << 20, 1 << 20})}, {y});
+  expect_error(b, x, y, "TILE", "more than 2^31 elements");
+}
+
+TEST_F(MalformedLayout, FillBeyondTheElementLimit) {
+  Builder b;
+  const int32_t x = b.tensor({}), y = b.tensor({2, 3});
+  b.op(kFill, {b.constant({3}, {1 << 20, 1 << 20, 4}), x}, {y});
+  expect_error(b, x, y, "FILL", "more than 2^31 elements");
+}
+
+TEST_F(MalformedLayout, OneHotDepthBeyondTheElementLimit) {
+  Builder b;
+  const int32_t x = b.tensor({1 << 16}, kInt32), y = b.tensor({1, 4});
+  b.op(kOneHot,
+       {x, b.constant({}, {1 << 30}), b.constant({}, {1}, kFloat32), b.constant({}, {0}, kFloat32)},
+       {y});
+  expect_error(b, x, y, "ONE_HOT", "more than 2^31 elements");
+}
+
+TEST_F(MalformedLayout, RangeOfNegativeLength) {
+  Builder b;
+  const int32_t y = b.tensor({3}, kInt32);
+  const int32_t x = b.tensor({1});
+  b.more_inputs = {};
+  b.op(kRange, {b.constant({}, {5}), b.constant({}, {1}), b.constant({}, {1})}, {y});
+  expect_error(b, x, y, "RANGE", "negative length");
+}
+
 TEST_F(MalformedLayout, SplitWithoutOptionsHasNoParts) {
   Builder b;
   const int32_t x = b.tensor({1, 4}), y = b.tensor({1, 4});

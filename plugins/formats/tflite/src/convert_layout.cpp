@@ -13,6 +13,7 @@
 // Transpose round trip around them; SPACE_TO_DEPTH and DEPTH_TO_SPACE always work in nchw (ONNX
 // defines them there).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <loom/plugin.hpp>
@@ -53,6 +54,19 @@ int64_t constant_scalar(const Converter& c, const TensorView& t, const std::stri
   const std::vector<int64_t> v = c.constant_ints(t);
   if (v.size() != 1) c.invalid(what + " must have one element, not " + std::to_string(v.size()));
   return v[0];
+}
+
+// Refuses a constant shape (or shape x multiples) whose result would exceed the element limit:
+// a hostile file must not make the runtime allocate without bound.
+void check_elements(const Converter& c, const std::vector<int64_t>& dims) {
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || d > kMaxDim) c.invalid("dimension " + std::to_string(d) + " is out of range");
+    if (d != 0 && count > kMaxTensorElements / d)
+      c.invalid("the result would have more than 2^31 elements");
+    count *= d;
+  }
+  if (count > kMaxTensorElements) c.invalid("the result would have more than 2^31 elements");
 }
 
 bool static_shape(const TensorView& t) {
@@ -140,6 +154,9 @@ void convert_split(Converter& c) {
   const auto* o = options_of<fb::SplitOptions>(c);
   const int64_t n = o ? o->num_splits() : 0;
   if (n <= 0) c.invalid("num_splits must be positive, not " + std::to_string(n));
+  if (n != static_cast<int64_t>(c.op().outputs.size()))
+    c.invalid("num_splits " + std::to_string(n) + " but " + std::to_string(c.op().outputs.size()) +
+              " outputs");
   const int64_t dim = x.shape[axis];
   if (dim < 0) c.unsupported("SPLIT along a dynamic dimension");
   if (dim % n != 0)
@@ -343,6 +360,9 @@ void convert_tile(Converter& c) {
     std::vector<int64_t> m = c.constant_ints(multiples);
     for (int64_t r : m)
       if (r < 0 || r > kMaxDim) c.invalid("multiple " + std::to_string(r) + " is out of range");
+    std::vector<int64_t> result;
+    for (size_t d = 0; d < m.size(); ++d) result.push_back(std::max<int64_t>(x.shape[d], 1) * m[d]);
+    check_elements(c, result);
     layout = agnostic_layout(c, x);
     if (layout == Layout::kNchw) m = permute_dims(m, kToNchw);
     reps = c.constant_i64("repeats", m);
@@ -404,6 +424,7 @@ void convert_broadcast_to(Converter& c) {
   const TensorView& shape = c.input(1);
   if (shape.rank() != 1 || shape.shape[0] < x.rank())
     c.invalid("the shape must be a vector at least as long as the input rank");
+  if (shape.is_constant()) check_elements(c, c.constant_ints(shape));
   const Mover m = mover(c, {&x}, {&y}, Requant::kCopy);
   const std::string out = m.out(y, Layout::kNative);
   c.emit("Expand", {m.in(x, Layout::kNative), int64_operand(c, shape, "broadcast_shape")}, {out});
@@ -454,6 +475,9 @@ void convert_space_batch(Converter& c, bool to_batch) {
   if (!static_shape(x)) c.unsupported("a dynamic input shape");
   for (int64_t b : block)
     if (b < 1 || b > 65536) c.invalid("block size " + std::to_string(b) + " is invalid");
+  std::vector<int64_t> block_and_batch = block;
+  block_and_batch.push_back(x.shape[0]);
+  check_elements(c, block_and_batch);
   for (int64_t p : pads)
     if (p < 0 || p > kMaxDim) c.invalid("paddings and crops must be in [0, 2^31]");
   const Layout layout = x.rank() == 4 && spatial == 2 ? c.preferred_layout({&x}) : Layout::kNative;
@@ -592,9 +616,7 @@ void convert_fill(Converter& c) {
   if (dims.rank() != 1) c.invalid("dims must be a vector");
   if (value.rank() != 0 && !(value.rank() == 1 && value.shape[0] == 1))
     c.invalid("the fill value must be a scalar");
-  if (dims.is_constant())
-    for (int64_t d : c.constant_ints(dims))
-      if (d < 0 || d > kMaxDim) c.invalid("dimension " + std::to_string(d) + " is out of range");
+  if (dims.is_constant()) check_elements(c, c.constant_ints(dims));
   const Mover m = mover(c, {&value}, {&y}, Requant::kRequantize);
   const std::string out = m.out(y, Layout::kNative);
   c.emit("Expand", {m.in(value, Layout::kNative), int64_operand(c, dims, "fill_shape")}, {out});
@@ -630,6 +652,19 @@ void convert_range(Converter& c) {
     else
       zero = c.constant_ints(delta)[0] == 0;
     if (zero) c.invalid("delta is 0");
+    if (c.input(0).is_constant() && c.input(1).is_constant()) {
+      // Constant bounds: the length must be valid and bounded (TensorFlow's own checks).
+      auto scalar = [&](const TensorView& t) {
+        return t.dtype == LOOM_DTYPE_FLOAT32 ? static_cast<double>(c.dequantized_data(t)[0])
+                                             : static_cast<double>(c.constant_ints(t)[0]);
+      };
+      const double start = scalar(c.input(0)), limit = scalar(c.input(1)), step = scalar(delta);
+      if ((step > 0 && start > limit) || (step < 0 && start < limit))
+        c.invalid("start, limit and delta give a negative length");
+      const double length = std::ceil(std::abs((limit - start) / step));
+      if (!(length <= static_cast<double>(kMaxTensorElements)))
+        c.invalid("the range would have more than 2^31 elements");
+    }
   }
   c.emit("Range", inputs, {c.define(y, Layout::kNative)});
 }
@@ -711,7 +746,11 @@ void convert_one_hot(Converter& c) {
   }
   if (on.rank() > 1 || off.rank() > 1 || depth.rank() > 1)
     c.invalid("depth, on_value and off_value must be scalars");
-  if (depth.is_constant() && constant_scalar(c, depth, "depth") < 0) c.invalid("depth is negative");
+  if (depth.is_constant()) {
+    std::vector<int64_t> result = indices.shape;
+    result.push_back(constant_scalar(c, depth, "depth"));
+    check_elements(c, result);
+  }
   // ONNX takes [off, on] as one 2-element tensor.
   const std::string shape1 = c.constant_i64("shape", {1});
   std::vector<std::string> pair;
