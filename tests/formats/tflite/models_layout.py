@@ -24,9 +24,10 @@ every expected output.
                      outputs are quantized differently from their input (TFLite copies the
                      stored values)
 
-REVERSE_V2 reverses one axis in every model: tflite-runtime 2.14's kernel reverses only the
-first of several axes (it logs "Current does not support more than 1 axis"), while Loom
-reverses every listed axis as TensorFlow does.
+REVERSE_V2 reverses one axis in the interpreter-checked models: tflite-runtime 2.14's kernel
+reverses only the first of several axes (it logs "Current does not support more than 1 axis"),
+while Loom reverses every listed axis as TensorFlow does; float_reverse_axes checks that
+against numpy.
 """
 import numpy as np
 
@@ -339,4 +340,21 @@ def build(G, S):
     g.outputs = [a, b, v[0], v[1], gat, gnd, sl, ss, tile, pad, padv2, bc, rev, tv, ti, d2s]
     models["int8_quant_change"] = (serialize(g, S),
                                    [rng.integers(-128, 128, (1, 4, 4, 6)).astype(np.int8)], None)
+
+    # ---- float_reverse_axes: REVERSE_V2 of several axes, expected outputs from numpy -------
+    # (tflite-runtime 2.14 reverses only the first listed axis; TensorFlow reverses them all.)
+    g = G.Graph()
+    x = g.tensor("x", [2, 3, 4, 5], np.float32)
+    q = g.tensor("q", [3, 4], np.int8, quant=([0.1], [2], 0))
+    g.inputs = [x, q]
+    r1 = g.tensor("reversed_1_3", [2, 3, 4, 5], np.float32)
+    g.op(OP["REVERSE_V2"], [x, g.const("axes_1_3", i32(1, -1))], [r1])
+    r2 = g.tensor("reversed_all", [3, 4], np.int8, quant=([0.1], [2], 0))
+    g.op(OP["REVERSE_V2"], [q, g.const("axes_all", i32(1, 0))], [r2])
+    g.outputs = [r1, r2]
+    xv = f(2, 3, 4, 5, s=1)
+    qv = rng.integers(-128, 128, (3, 4)).astype(np.int8)
+    models["float_reverse_axes"] = (serialize(g, S), [xv, qv],
+                                    [np.ascontiguousarray(xv[:, ::-1, :, ::-1]),
+                                     np.ascontiguousarray(qv[::-1, ::-1])])
     return models
