@@ -23,14 +23,14 @@ the same graph run through the interpreter, so the quantization parameters are r
   float_hybrid_fc        FULLY_CONNECTED float input, int8 weights (hybrid), keep_num_dims with bias
                          and RELU, and without bias; one all-zero input row
   int8_batch_matmul      BATCH_MATMUL int8, broadcast batch dimension, adj_y
-  float_lstm             UNIDIRECTIONAL_SEQUENCE_LSTM: batch-major with peepholes (ONNX LSTM),
-                         time-major CIFG with cell clip, projection and projection clip, and
-                         layer normalization with RELU activation (unrolled)
+  float_lstm             UNIDIRECTIONAL_SEQUENCE_LSTM: batch-major with peepholes and time-major
+                         plain (ONNX LSTM), time-major CIFG with cell clip, projection and
+                         projection clip, and layer normalization with RELU (unrolled)
   float_bidirectional_lstm  BIDIRECTIONAL_SEQUENCE_LSTM time-major with merged outputs, and
                          batch-major with separate outputs (peepholes and projections, backward
                          CIFG; cell and projection clip)
-  float_rnn              UNIDIRECTIONAL_SEQUENCE_RNN: batch-major TANH (ONNX RNN), time-major
-                         RELU6 (unrolled)
+  float_rnn              UNIDIRECTIONAL_SEQUENCE_RNN: TANH batch- and time-major (ONNX RNN),
+                         time-major RELU6 (unrolled)
 The recurrent models list their state tensors (is_variable) as graph inputs, so a test can give
 the initial state; TFLite's interpreter accepts that and the expected outputs use the values.
 """
@@ -407,10 +407,11 @@ def recurrent_models(G, S, rng, f):
     y1, s1, d1 = lstm("lstm_peephole", xb, [B, T, H], False, True, False, 0.0, 0, False, 4)
     y2, s2, d2 = lstm("lstm_cifg_clip_proj", xt, [T, B, 3], True, True, True, 0.4, 3, False, 4)
     y3, s3, d3 = lstm("lstm_layer_norm", xb, [B, T, H], False, False, False, 0.0, 0, True, 1)
-    g.inputs = [xb, xt] + s1 + s2 + s3
-    g.outputs = [y1, y2, y3]
-    states = s1 + s2 + s3
-    xs = [f(B, T, I, s=1.0), f(T, B, I, s=1.0)] + [f(*d, s=0.3) for d in d1 + d2 + d3]
+    y4, s4, d4 = lstm("lstm_time_major", xt, [T, B, H], True, False, False, 0.0, 0, False, 4)
+    g.inputs = [xb, xt] + s1 + s2 + s3 + s4
+    g.outputs = [y1, y2, y3, y4]
+    states = s1 + s2 + s3 + s4
+    xs = [f(B, T, I, s=1.0), f(T, B, I, s=1.0)] + [f(*d, s=0.3) for d in d1 + d2 + d3 + d4]
     models["float_lstm"] = (g.serialize(VariableTensors(S, states)), xs, None)
 
     # BIDIRECTIONAL_SEQUENCE_LSTM: 48 inputs (forward 1-17, backward 18-34, states 35-38,
@@ -461,7 +462,8 @@ def recurrent_models(G, S, rng, f):
     xb = g.tensor("x_batch", [B, T, I], np.float32)
     xt = g.tensor("x_time", [T, B, I], np.float32)
     outs, states = [], []
-    for prefix, x, time_major, act in (("rnn_tanh", xb, False, 4), ("rnn_relu6", xt, True, 3)):
+    for prefix, x, time_major, act in (("rnn_tanh", xb, False, 4), ("rnn_relu6", xt, True, 3),
+                                       ("rnn_tanh_time_major", xt, True, 4)):
         h0 = g.tensor(prefix + "/h0", [B, units], np.float32)
         y = g.tensor(prefix, [T, B, units] if time_major else [B, T, units], np.float32)
         g.op(OP["UNIDIRECTIONAL_SEQUENCE_RNN"],
@@ -473,6 +475,6 @@ def recurrent_models(G, S, rng, f):
         states.append(h0)
     g.inputs = [xb, xt] + states
     g.outputs = outs
-    xs = [f(B, T, I, s=1.0), f(T, B, I, s=1.0), f(B, units, s=0.3), f(B, units, s=0.3)]
+    xs = [f(B, T, I, s=1.0), f(T, B, I, s=1.0)] + [f(B, units, s=0.3) for _ in states]
     models["float_rnn"] = (g.serialize(VariableTensors(S, states)), xs, None)
     return models
