@@ -20,20 +20,14 @@
 namespace loom::tflite {
 namespace {
 
-// TFLite LSTM operand indices (lstm_shared.h).
+// UNIDIRECTIONAL_SEQUENCE_LSTM operand indices (lstm_shared.h); read_lstm takes the weights
+// (4 input, 4 recurrent, 3 peephole, 4 bias, projection weights and bias) from kInputToInput on.
 enum LstmInput : size_t {
   kInput = 0,
-  kInputToInput = 1,  // ..kInputToOutput = 4, gates i f c o
-  kRecurrentToInput = 5,
-  kCellToInput = 9,  // peepholes i f o
-  kCellToForget = 10,
-  kCellToOutput = 11,
-  kInputGateBias = 12,  // ..kOutputGateBias = 15
-  kProjectionWeights = 16,
-  kProjectionBias = 17,
+  kInputToInput = 1,
   kOutputState = 18,
   kCellState = 19,
-  kInputLayerNorm = 20,  // ..kOutputLayerNorm = 23
+  kInputLayerNorm = 20,  // i f c o coefficients: 20-23
 };
 
 std::string dims_text(const std::vector<int64_t>& dims) {
