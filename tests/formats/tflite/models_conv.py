@@ -11,7 +11,8 @@ the same graph run through the interpreter, so the quantization parameters are r
   float_depthwise_multiplier  DEPTHWISE_CONV_2D depth_multiplier 2 with dilation 2, and one
                          input channel with multiplier 4, stride 2, VALID
   int8_conv_pool         int8 DEPTHWISE_CONV_2D with multiplier 2 and dilation 2 (per-channel),
-                         MAX_POOL_2D with fused RELU, AVERAGE_POOL_2D SAME with fused RELU6
+                         MAX_POOL_2D with fused RELU, AVERAGE_POOL_2D SAME with fused RELU6; one
+                         input channel with multiplier 4
   float_resize_flags     RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR, every valid flag combination,
                          odd sizes up and down
   int8_resize            the same operators on int8 and uint8 inputs
@@ -174,7 +175,7 @@ def build(G, S):
         g.serialize(S), [rng.standard_normal((1, 7, 7, 3)).astype(np.float32),
                          rng.standard_normal((1, 6, 6, 1)).astype(np.float32)], None)
 
-    dq = dict(w=f(1, 3, 3, 6), b=f(6, s=0.1))
+    dq = dict(w=f(1, 3, 3, 6), b=f(6, s=0.1), mono_w=f(1, 3, 3, 4), mono_b=f(4, s=0.1))
 
     def conv_pool_graph(qdtype, ranges):
         g = G.Graph()
@@ -193,10 +194,17 @@ def build(G, S):
         avg = g.tensor("avg", [1, 2, 2, 6], np.float32 if qdtype is None else qdtype,
                        quant=None if qdtype is None else g.tensors[dw]["quant"])
         g.op(OP["AVERAGE_POOL_2D"], [mx], [avg], pool_options(3, 2, SAME, G.ACT["RELU6"]))
-        g.outputs = [dw, avg]
+        # One input channel with depth multiplier 4 (per-channel weights along dimension 3).
+        mono = q.act("mono", [1, 6, 6, 1])
+        g.inputs.append(mono)
+        wm = q.weights("mono/w", dq["mono_w"], 3)
+        ym = q.act("mono_out", [1, 2, 2, 4])
+        g.op(OP["DEPTHWISE_CONV_2D"], [mono, wm, q.bias("mono/b", dq["mono_b"], mono, wm)], [ym],
+             dw_options(2, VALID, 4))
+        g.outputs = [dw, avg, ym]
         return g
 
-    m, xq = quantized_pair("int8_conv_pool", conv_pool_graph, [(1, 8, 8, 3)])
+    m, xq = quantized_pair("int8_conv_pool", conv_pool_graph, [(1, 8, 8, 3), (1, 6, 6, 1)])
     models["int8_conv_pool"] = (m, xq, None)
 
     # ---- RESIZE --------------------------------------------------------------------------
