@@ -34,6 +34,8 @@ the same graph run through the interpreter, so the quantization parameters are r
                          time-major RELU6 (unrolled)
 The recurrent models list their state tensors (is_variable) as graph inputs, so a test can give
 the initial state; TFLite's interpreter accepts that and the expected outputs use the values.
+float_recurrent_zero_state has them as plain variable tensors (how converters ship them), which
+start at zero.
 """
 import numpy as np
 
@@ -485,4 +487,19 @@ def recurrent_models(G, S, rng, f):
     g.outputs = outs
     xs = [f(B, T, I, s=1.0), f(T, B, I, s=1.0)] + [f(B, units, s=0.3) for _ in states]
     models["float_rnn"] = (g.serialize(VariableTensors(S, states)), xs, None)
+
+    # As TFLite models usually ship: the states are variable tensors, not graph inputs, and
+    # start at zero.
+    g = G.Graph()
+    xb = g.tensor("x_batch", [B, T, I], np.float32)
+    y, states, _ = lstm("lstm_zero_state", xb, [B, T, H], False, True, False, 0.0, 0, False, 4)
+    h0 = g.tensor("rnn_zero_state/h0", [B, units], np.float32)
+    y_rnn = g.tensor("rnn_zero_state", [B, T, units], np.float32)
+    g.op(OP["UNIDIRECTIONAL_SEQUENCE_RNN"],
+         [xb, g.const("rnn_zero_state/w", f(units, I)), g.const("rnn_zero_state/r", f(units, units)),
+          g.const("rnn_zero_state/b", f(units, s=0.2)), h0], [y_rnn],
+         G.simple_options("SequenceRNNOptions", time_major=False, fused_activation_function=4))
+    g.inputs, g.outputs = [xb], [y, y_rnn]
+    models["float_recurrent_zero_state"] = (
+        g.serialize(VariableTensors(S, states + [h0])), [f(B, T, I, s=1.0)], None)
     return models

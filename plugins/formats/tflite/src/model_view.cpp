@@ -199,6 +199,7 @@ void ModelView::read_tensors(const void* subgraph_ptr, const void* model_ptr) {
           unsupported(where + " has a dynamic dimension " + std::to_string(d) +
                       "; only a dynamic batch (dimension 0) is supported");
     }
+    view.is_variable = t->is_variable();
     view.quant = read_quantization(t->quantization(), where, view.shape);
     view.quantized = !view.quant.scales.empty();
     if (t->buffer() >= num_buffers && t->buffer() != 0)
@@ -318,8 +319,12 @@ void ModelView::fold_densify() {
 // graph input or written by an earlier operator; each tensor is written at most once. This
 // also rules out cycles.
 void ModelView::check_dataflow() const {
-  std::vector<char> ready(tensors_.size(), 0);
-  for (const auto& t : tensors_) ready[t.index] = t.is_constant();
+  std::vector<char> ready(tensors_.size(), 0), written(tensors_.size(), 0);
+  for (const auto& op : operators_)
+    for (int32_t t : op.outputs) written[t] = 1;
+  // A variable (state) tensor no operator writes holds its initial value: ready from the start.
+  for (const auto& t : tensors_)
+    ready[t.index] = t.is_constant() || (t.is_variable && !written[t.index]);
   for (int32_t i : inputs_) ready[i] = 1;
   for (const auto& op : operators_) {
     for (int32_t t : op.inputs)

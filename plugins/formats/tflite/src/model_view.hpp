@@ -31,6 +31,10 @@ struct TensorView {
   bool quantized = false;      // int8/uint8/int32 with scale/zero point
   Quantization quant;
   std::span<const uint8_t> data;  // constant contents (exact byte size checked); empty if none
+  // A state tensor (is_variable) of a stateful operator such as UNIDIRECTIONAL_SEQUENCE_LSTM:
+  // when nothing writes it and it is not a graph input it starts at zero, as in TFLite (on
+  // every run: Loom sessions keep no state between runs).
+  bool is_variable = false;
   bool is_constant() const { return !data.empty(); }
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
 };
