@@ -91,7 +91,7 @@ def models_stamp(litert_version):
 
 
 def ensure_generated(cache, litert_version):
-    """The generated models and their inputs in cache; {name: (model path, {input: npy})}."""
+    """The generated models and their inputs in cache; {name: (model path, [(input, npy)])}."""
     import numpy as np
     stamp = models_stamp(litert_version)
     stamp_file = os.path.join(cache, "stamp")
@@ -117,7 +117,7 @@ def ensure_generated(cache, litert_version):
         with open(stamp_file, "w") as f:
             f.write(stamp)
     return {n: (os.path.join(cache, n + ".tflite"),
-                [os.path.join(cache, n + ".input.npy")]) for n in names}
+                [("input", os.path.join(cache, n + ".input.npy"))]) for n in names}
 
 
 def input_details_worker(model_file):
@@ -154,8 +154,8 @@ def committed_models(tmp, python):
             count = int(np.prod(d["shape"])) if d["shape"] else 1
             value = np.frombuffer(raw, dtype, count, offset).reshape(d["shape"])
             offset += count * dtype.itemsize
-            files.append(os.path.join(tmp, f"{name}.{i}.npy"))
-            np.save(files[-1], value)
+            files.append((d["name"], os.path.join(tmp, f"{name}.{i}.npy")))
+            np.save(files[-1][1], value)
         found[name] = (path, files)
     return found, skipped
 
@@ -207,7 +207,7 @@ def run_litert(args, python, kind, model, inputs, out_file):
     command = [python, os.path.abspath(__file__), "--litert-worker", kind, model, out_file,
                "--threads", str(args.threads), "--warmup", str(args.warmup),
                "--repeat", str(args.repeat)]
-    for path in inputs:
+    for _, path in inputs:
         command += ["--worker-input", path]
     try:
         stdout, _ = run_measured(command)
@@ -224,21 +224,21 @@ def run_litert(args, python, kind, model, inputs, out_file):
 # ---- Loom ----------------------------------------------------------------------------------
 
 def loom_inputs(args, model, inputs):
-    """{input name: npy} for infer-run: Loom's input names, from a first infer-run --json that
-    generates the inputs (the names are the TFLite tensor names, but ask rather than assume)."""
+    """{input name: npy} for infer-run, checked by one infer-run --explain with those inputs
+    (the tflite plugin names the inputs after the TFLite tensors, as LiteRT does; generated
+    inputs would not do: random indices make GATHER models fail); returns it and the explain
+    text."""
     command = [args.infer_run, model, "--device", args.device, "--threads", str(args.threads),
                "--warmup", "0", "--repeat", "1", "--json", "--json-max-values", "0",
                "--explain"]
     for plugin in args.plugin:
         command += ["--plugin", plugin]
+    for name, path in inputs:
+        command += ["--input", f"{name}={path}"]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(last_line(done.stderr) or f"infer-run exit {done.returncode}")
-    report = json.loads(done.stdout)
-    names = [i["name"] for i in report["model"]["inputs"]]
-    if len(names) != len(inputs):
-        raise RuntimeError(f"infer-run reports inputs {names}, LiteRT {len(inputs)}")
-    return dict(zip(names, inputs)), done.stderr
+    return dict(inputs), done.stderr
 
 
 def cpu_ops(explain):
