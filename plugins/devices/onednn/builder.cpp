@@ -416,6 +416,8 @@ void Builder::emit(int node) {
   if (op.rfind("Reduce", 0) == 0) return emit_reduce(*this, node);
   if (op == "Resize" || op == "Upsample") return emit_resize(*this, node);
   if (op == "LSTM") return emit_lstm(*this, node);
+  if (op == "PRelu") return emit_prelu(*this, node);
+  if (op == "Pad") return emit_pad(*this, node);
   if (op == "Slice" || op == "Split") return emit_slice(*this, node);
   if (op == "Gather") return emit_gather(*this, node);
   return emit_layout(*this, node);

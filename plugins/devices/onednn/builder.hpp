@@ -348,6 +348,8 @@ void emit_resize(Builder& b, int node);         // ops_resize.cpp: Resize, Upsam
 void emit_slice(Builder& b, int node);          // ops_slice.cpp: Slice, Split
 void emit_gather(Builder& b, int node);         // ops_slice.cpp: Gather, constant indices
 void emit_lstm(Builder& b, int node);           // ops_rnn.cpp: LSTM
+void emit_prelu(Builder& b, int node);          // ops_pad_prelu.cpp: PRelu
+void emit_pad(Builder& b, int node);            // ops_pad_prelu.cpp: Pad (constant mode)
 // ops_quant.cpp: int8 ops (IrNode::quant), QuantizeLinear, DequantizeLinear.
 void emit_quantized(Builder& b, int node);
 

@@ -184,7 +184,7 @@ std::optional<float> scalar_constant(const IrGraph& g, int id) {
 size_t data_inputs(const std::string& op, size_t num_inputs) {
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Dropout" || op == "Clip" ||
       op == "Pow" || op == "Resize" || op == "Upsample" || op == "Slice" || op == "Split" ||
-      op == "Gather" || op.rfind("Reduce", 0) == 0)
+      op == "Gather" || op == "Pad" || op.rfind("Reduce", 0) == 0)
     return 1;
   return num_inputs;
 }

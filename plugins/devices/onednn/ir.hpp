@@ -148,6 +148,10 @@ std::string why_lstm_unsupported(const loom_graph_t& graph, const loom_node_t& n
 // emits them).
 std::string why_slice_unsupported(const loom_graph_t& graph, const loom_node_t& node);
 
+// The same for Pad and PRelu (ops_pad_prelu.cpp).
+std::string why_pad_unsupported(const loom_graph_t& graph, const loom_node_t& node);
+std::string why_prelu_unsupported(const loom_graph_t& graph, const loom_node_t& node);
+
 // How many leading inputs of `op` carry tensor data (the rest are shapes, axes, bounds).
 size_t data_inputs(const std::string& op, size_t num_inputs);
 

@@ -1,10 +1,34 @@
 // MaxPool, AveragePool and the global pools through pooling_v2 (dilations), in the layout the
-// input already has (a blocked conv output stays blocked).
+// input already has (a blocked conv output stays blocked), except a plain one: oneDNN 2.6 has
+// jit pooling only for channel-blocked and channels-last tensors, and pools plain NCHW with its
+// simple/reference kernels (TFLite BlazeFace-like models: 37-63% of the run in MaxPool), so a
+// plain source is reordered to the layout of the neighbouring convolutions first.
 #include "builder.hpp"
 
 namespace loom::onednn {
 
 using tag = dnnl::memory::format_tag;
+
+namespace {
+
+// The layout oneDNN 2.6 pools plain `md` fastest in: the channel-blocked one the convolutions
+// of this subgraph share (float, whole blocks), else channels-last (the only one its int8 jit
+// pooling takes). nullopt outside ranks 3 to 5.
+std::optional<dnnl::memory::desc> jit_pool_layout(Builder& b, const dnnl::memory::desc& md) {
+  static const tag blocked16[] = {tag::aBc16b, tag::aBcd16b, tag::aBcde16b};
+  static const tag blocked8[] = {tag::aBc8b, tag::aBcd8b, tag::aBcde8b};
+  static const tag last[] = {tag::acb, tag::acdb, tag::acdeb};
+  const dnnl::memory::dims dims = md.dims();
+  if (dims.size() < 3 || dims.size() > 5) return std::nullopt;
+  const size_t r = dims.size() - 3;
+  const int64_t block = b.block_width();
+  if (b.blocked_convolutions() && md.data_type() == dnnl::memory::data_type::f32 &&
+      (block == 16 || block == 8) && dims[1] % block == 0)
+    return dnnl::memory::desc(dims, md.data_type(), block == 16 ? blocked16[r] : blocked8[r]);
+  return dnnl::memory::desc(dims, md.data_type(), last[r]);
+}
+
+}  // namespace
 
 void emit_pool(Builder& b, int node) {
   IrGraph& g = b.ir();
@@ -51,11 +75,25 @@ void emit_pool(Builder& b, int node) {
                           ? dnnl::algorithm::pooling_avg_include_padding
                           : dnnl::algorithm::pooling_avg_exclude_padding;
   int src = b.slot_of(x);
-  dnnl::memory::desc src_md = b.slot_md(src);
-  dnnl::memory::desc dst_md(yd, src_md.data_type(), tag::any);
-  dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, a, src_md, dst_md, strides,
-                                   kernel, dilation, pad_l, pad_r);
-  dnnl::pooling_v2_forward::primitive_desc pd(d, b.engine());
+  const dnnl::memory::desc src_md = b.slot_md(src);
+  auto make = [&](const dnnl::memory::desc& from) {
+    dnnl::memory::desc dst_md(yd, from.data_type(), tag::any);
+    dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, a, from, dst_md, strides,
+                                     kernel, dilation, pad_l, pad_r);
+    return dnnl::pooling_v2_forward::primitive_desc(d, b.engine());
+  };
+  dnnl::pooling_v2_forward::primitive_desc pd = make(src_md);
+  if (is_plain(src_md) && std::string(pd.impl_info_str()).find("jit") == std::string::npos) {
+    if (auto jit_md = jit_pool_layout(b, src_md)) {
+      // Only where oneDNN then has a jit kernel: the reorder is not worth it for another
+      // simple one. The descriptor is made before the reorder, which is added only if taken.
+      dnnl::pooling_v2_forward::primitive_desc jit_pd = make(*jit_md);
+      if (std::string(jit_pd.impl_info_str()).find("jit") != std::string::npos) {
+        pd = jit_pd;
+        src = b.as(x, *jit_md);
+      }
+    }
+  }
   int dst = b.define(y, pd.dst_desc());
   b.add_step(dnnl::pooling_v2_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
              n.op + " " + n.view->name + " [" + pd.impl_info_str() + "]");

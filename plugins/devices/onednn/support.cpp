@@ -235,6 +235,8 @@ std::string check_op(const loom_graph_t& graph, const loom_node_t& node) {
   if (layout_ops().count(op)) return "";
   if (op == "Resize" || op == "Upsample") return why_resize_unsupported(graph, node);
   if (op == "LSTM") return why_lstm_unsupported(graph, node);
+  if (op == "Pad") return why_pad_unsupported(graph, node);
+  if (op == "PRelu") return why_prelu_unsupported(graph, node);
   if (op == "Slice" || op == "Split" || op == "Gather") return why_slice_unsupported(graph, node);
   return "no oneDNN mapping for " + op;
 }
@@ -256,10 +258,11 @@ std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node) 
     if (x && (x->dtype == LOOM_DTYPE_UINT8 || x->dtype == LOOM_DTYPE_INT8))
       if (auto why = why_quantized_unsupported(graph, node)) return *why;
   }
-  // Ops that only move bytes, and MaxPool (a maximum of integers is exact), also take the int8
-  // tensors of quantized models (TFLite's int8 graphs transpose, reshape and concatenate them).
-  const bool moves_bytes =
-      (layout_ops().count(op) && op != "Dropout") || op == "MaxPool" || op == "GlobalMaxPool";
+  // Ops that only move bytes (Pad too), and MaxPool (a maximum of integers is exact), also take
+  // the int8 tensors of quantized models (TFLite's int8 graphs transpose, reshape, pad and
+  // concatenate them).
+  const bool moves_bytes = (layout_ops().count(op) && op != "Dropout") || op == "Pad" ||
+                           op == "MaxPool" || op == "GlobalMaxPool";
   auto wrong_type = [&](Info v) {
     if (quantized || v->dtype == LOOM_DTYPE_FLOAT32) return false;
     return !(moves_bytes && (v->dtype == LOOM_DTYPE_UINT8 || v->dtype == LOOM_DTYPE_INT8));

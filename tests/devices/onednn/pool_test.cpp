@@ -94,5 +94,23 @@ TEST(OnednnPool, SpatialReduceMeanAndMaxAreGlobalPools) {
   }
 }
 
+// A MaxPool of a plain tensor (a graph input) runs a jit kernel after a reorder, not oneDNN's
+// simple_nchw/reference one; float and int8.
+TEST(OnednnPool, PlainSourcePoolsWithJit) {
+  for (loom_dtype_t type : {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_INT8}) {
+    ModelBuilder m;
+    m.input("x", type, {1, 24, 16, 16});
+    m.node("MaxPool", {"x"}, {"y"}).ints("kernel_shape", {2, 2}).ints("strides", {2, 2});
+    m.output("y");
+    Tensor x = random_tensor(type, {1, 24, 16, 16}, 3, -100, 100);
+    expect_matches_cpu(m, {{"x", x}}, onednn_only());
+    bool jit = false;
+    for (const std::string& step : compiled_steps(m, {{"x", x}}))
+      jit = jit ||
+            (step.find("MaxPool") != std::string::npos && step.find("jit") != std::string::npos);
+    EXPECT_TRUE(jit);
+  }
+}
+
 }  // namespace
 }  // namespace loom::onednn_testing
