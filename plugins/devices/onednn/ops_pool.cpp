@@ -1,8 +1,9 @@
 // MaxPool, AveragePool and the global pools through pooling_v2 (dilations), in the layout the
-// input already has (a blocked conv output stays blocked), except a plain one: oneDNN 2.6 has
-// jit pooling only for channel-blocked and channels-last tensors, and pools plain NCHW with its
-// simple/reference kernels (TFLite BlazeFace-like models: 37-63% of the run in MaxPool), so a
-// plain source is reordered to the layout of the neighbouring convolutions first.
+// input already has (a blocked conv output stays blocked), except where oneDNN 2.6 has no jit
+// kernel for it: it pools float only in channel-blocked and channels-last layouts and int8 only
+// in channels-last, and pools the rest with its simple/reference kernels (TFLite BlazeFace-like
+// models: 37-63% of the run in MaxPool of plain float or blocked int8), so such a source is
+// reordered to the layout of the neighbouring convolutions (float) or channels-last first.
 #include "builder.hpp"
 
 namespace loom::onednn {
@@ -11,7 +12,7 @@ using tag = dnnl::memory::format_tag;
 
 namespace {
 
-// The layout oneDNN 2.6 pools plain `md` fastest in: the channel-blocked one the convolutions
+// The layout oneDNN 2.6 pools `md`'s tensor fastest in: the channel-blocked one the convolutions
 // of this subgraph share (float, whole blocks), else channels-last (the only one its int8 jit
 // pooling takes). nullopt outside ranks 3 to 5.
 std::optional<dnnl::memory::desc> jit_pool_layout(Builder& b, const dnnl::memory::desc& md) {
@@ -83,8 +84,8 @@ void emit_pool(Builder& b, int node) {
     return dnnl::pooling_v2_forward::primitive_desc(d, b.engine());
   };
   dnnl::pooling_v2_forward::primitive_desc pd = make(src_md);
-  if (is_plain(src_md) && std::string(pd.impl_info_str()).find("jit") == std::string::npos) {
-    if (auto jit_md = jit_pool_layout(b, src_md)) {
+  if (std::string(pd.impl_info_str()).find("jit") == std::string::npos) {
+    if (auto jit_md = jit_pool_layout(b, src_md); jit_md && *jit_md != src_md) {
       // Only where oneDNN then has a jit kernel: the reorder is not worth it for another
       // simple one. The descriptor is made before the reorder, which is added only if taken.
       dnnl::pooling_v2_forward::primitive_desc jit_pd = make(*jit_md);
