@@ -48,11 +48,21 @@ TEST(OnednnPad, ConstantPadsOnEveryAxis) {
 // The shortcut PAD of TFLite residual blocks: zero channels appended to a conv output (blocked
 // where the convolutions are), channel counts a multiple of 16 and not; spatial pads there too.
 TEST(OnednnPad, ChannelPadOfAConvOutput) {
-  check_unary_model(pad_model({1, 8, 9, 9}, {0, 0, 0, 0, 0, 8, 0, 0}, 0.f, 24), {1, 8, 9, 9});
-  check_unary_model(pad_model({1, 8, 9, 9}, {0, 0, 0, 0, 0, 16, 0, 0}, 0.f, 16), {1, 8, 9, 9});
-  check_unary_model(pad_model({2, 8, 6, 5}, {0, 16, 0, 0, 0, 16, 0, 0}, 0.f, 32), {2, 8, 6, 5});
-  check_unary_model(pad_model({1, 8, 7, 7}, {0, 0, 1, 1, 0, 0, 2, 2}, 0.f, 16), {1, 8, 7, 7});
-  check_unary_model(pad_model({1, 8, 7, 7}, {0, 0, 1, 0, 0, 4, 0, 1}, 3.f, 28), {1, 8, 7, 7});
+  // Blocked (whole blocks fit the view, or the plain fallback), channels-last and oneDNN's
+  // own choice of the convolution's output layout.
+  for (const std::string options : {"conv_layout=blocked", "conv_layout=any", "conv_layout=auto"}) {
+    SCOPED_TRACE(options);
+    check_unary_model(pad_model({1, 8, 9, 9}, {0, 0, 0, 0, 0, 8, 0, 0}, 0.f, 24), {1, 8, 9, 9}, 1,
+                      options);
+    check_unary_model(pad_model({1, 8, 9, 9}, {0, 0, 0, 0, 0, 16, 0, 0}, 0.f, 16), {1, 8, 9, 9}, 1,
+                      options);
+    check_unary_model(pad_model({2, 8, 6, 5}, {0, 16, 0, 0, 0, 16, 0, 0}, 0.f, 32), {2, 8, 6, 5}, 1,
+                      options);
+    check_unary_model(pad_model({1, 8, 7, 7}, {0, 0, 1, 1, 0, 0, 2, 2}, 0.f, 16), {1, 8, 7, 7}, 1,
+                      options);
+    check_unary_model(pad_model({1, 8, 7, 7}, {0, 0, 1, 0, 0, 4, 0, 1}, 3.f, 28), {1, 8, 7, 7}, 1,
+                      options);
+  }
 }
 
 TEST(OnednnPad, AxesInputAndOpset2Attributes) {
@@ -136,9 +146,12 @@ TEST(OnednnPRelu, BroadcastSlopes) {
 }
 
 TEST(OnednnPRelu, AfterBlockedConvolutions) {
-  check_unary_model(prelu_model({1, 8, 9, 9}, {24, 1, 1}, 24), {1, 8, 9, 9});
-  check_unary_model(prelu_model({1, 8, 9, 9}, {32, 1, 1}, 32), {1, 8, 9, 9});
-  check_unary_model(prelu_model({2, 8, 5, 5}, {16, 5, 5}, 16), {2, 8, 5, 5});
+  for (const std::string options : {"conv_layout=blocked", "conv_layout=any"}) {
+    SCOPED_TRACE(options);
+    check_unary_model(prelu_model({1, 8, 9, 9}, {24, 1, 1}, 24), {1, 8, 9, 9}, 1, options);
+    check_unary_model(prelu_model({1, 8, 9, 9}, {32, 1, 1}, 32), {1, 8, 9, 9}, 1, options);
+    check_unary_model(prelu_model({2, 8, 5, 5}, {16, 5, 5}, 16), {2, 8, 5, 5}, 1, options);
+  }
 }
 
 TEST(OnednnPRelu, RefusedForms) {
