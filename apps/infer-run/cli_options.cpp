@@ -282,6 +282,9 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
       ->check(between(0, 4294967296.0))
       ->capture_default_str();
   app.add_flag("--explain", o.explain, "Print the execution plan (stderr with --json)");
+  app.add_flag("--describe", o.describe,
+               "Print the model's inputs and outputs (name, type, shape) and exit without "
+               "creating a session or running (the report's \"model\" object with --json)");
   app.add_option("--dot", o.dot_file,
                  "Write the plan as a Graphviz digraph to FILE (subgraphs colored by device)")
       ->type_name("FILE");

@@ -46,6 +46,7 @@ struct Options {
   bool json = false;
   size_t json_max_values = 1000;
   bool explain = false;
+  bool describe = false;
   bool list_plugins = false;
   bool list_devices = false;
   loom_log_level_t log_level = LOOM_LOG_WARNING;

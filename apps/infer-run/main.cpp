@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <loom_apps/api.hpp>
+#include <loom_apps/dtype.hpp>
 #include <loom_apps/npy.hpp>
 #include <set>
 #include <thread>
@@ -245,6 +246,33 @@ int run(int argc, char** argv) {
   }
   report.load_ms = ms_since(start);
   report.model_json = model_summary_json(o, model.get());
+  if (o.describe) {
+    // What a caller needs to prepare inputs (a test harness, a user with a new model), without
+    // compiling for a device or running on generated inputs that may be invalid for it.
+    if (o.json) {
+      fmt::print("{{\"model\": {}}}\n", report.model_json);
+      return kExitOk;
+    }
+    auto describe = [](const char* kind, const std::vector<loom_io_info_t>& list) {
+      for (const auto& io : list) {
+        std::string dims;
+        for (int32_t d = 0; d < io.rank && d < LOOM_MAX_RANK; ++d) {
+          if (d) dims += ", ";
+          dims += io.dims[d] >= 0
+                      ? std::to_string(io.dims[d])
+                      : (io.dim_params[d] && *io.dim_params[d] ? io.dim_params[d] : "?");
+        }
+        fmt::print("{} {}: {}{}\n", kind, io.name, loom::apps::dtype_name(io.dtype),
+                   io.rank < 0 ? " (rank unknown)" : "[" + dims + "]");
+      }
+    };
+    const size_t nodes = loom_model_num_nodes(model.get());
+    fmt::print("{} ({}, {} node{})\n", o.model, loom_model_format(model.get()), nodes,
+               nodes == 1 ? "" : "s");
+    describe("input", loom::apps::model_inputs(model.get()));
+    describe("output", loom::apps::model_outputs(model.get()));
+    return kExitOk;
+  }
 
   auto inputs = step(kExitModel, "", [&] { return loom::apps::model_inputs(model.get()); });
   auto outputs = step(kExitModel, "", [&] { return loom::apps::model_outputs(model.get()); });

@@ -216,6 +216,22 @@ def case_list_devices(env):
     assert cpu and "available" in cpu[0] and "unavailable" not in cpu[0], p.stdout
 
 
+def case_describe(env):
+    # --describe: the model's inputs and outputs without a session or a run (no device is
+    # asked, no input generated), as text and as the report's "model" object.
+    model = os.path.join(TESTDATA, "model.onnx")
+    p = env.run(model, "--describe")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith(model) and "(onnx, 1 node)" in lines[0], p.stdout
+    assert [l.split(":")[0] for l in lines[1:]] == ["input x", "input y", "output sum"], p.stdout
+    p = env.run(model, "--describe", "--json", "--device", "no-such-device")
+    assert p.returncode == 0, p.stderr
+    described = json.loads(p.stdout)["model"]
+    assert [t["name"] for t in described["inputs"]] == ["x", "y"], p.stdout
+    assert described["outputs"][0]["name"] == "sum" and described["format"] == "onnx", p.stdout
+
+
 def case_run_add_model(env):
     model = os.path.join(TESTDATA, "model.onnx")
     data = os.path.join(TESTDATA, "test_data_set_0")
