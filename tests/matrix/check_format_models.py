@@ -6,7 +6,11 @@ model to .loom with infer-convert.
 A model is a file in MODELS_DIR named <stem>.tflite, <stem>.param or <stem>.param.bin with its
 reference input and output next to it: <stem>.input.bin/<stem>.output.bin (raw little-endian
 tensor bytes, the TFLite interpreter's; dtype and shape are the model's own) or
-<stem>.input.npy/<stem>.output.npy (ncnn's). Each model has exactly one input and one output.
+<stem>.input.npy/<stem>.output.npy (ncnn's). A raw .bin holds several inputs (outputs) one after
+the other, in the model's order; an .npy holds the model's one input (output). The model's
+inputs and outputs come from `infer-run --describe` (no run on generated inputs, which may be
+invalid for a model: indices, for example). Kernel plugins (--kernel-plugin, e.g. the TFLite
+custom-operator kernels) are loaded by infer-run and infer-convert alike.
 Tolerances are the format tests' (tests/formats/tflite, tests/formats/ncnn):
   float32        |loom - reference| <= 1e-5 + 1e-4 * |reference|
   int8, uint8    one quantization step (Loom requantizes in float with round-half-even, TFLite
@@ -68,24 +72,41 @@ def numpy_dtype(name):
 def only_one(tensors, what):
     if len(tensors) != 1:
         names = [tensor["name"] for tensor in tensors]
-        raise CheckError(f"the reference data holds one {what}, the model has {len(names)}: "
+        raise CheckError(f"the reference .npy holds one {what}, the model has {len(names)}: "
                          f"{names}")
     return tensors[0]
 
 
-def read_reference(path, tensor):
-    """A reference tensor: an .npy file, or raw bytes of the model tensor's dtype and shape."""
-    if path.endswith(".npy"):
-        return np.load(path)
-    dtype = numpy_dtype(tensor["dtype"])
-    data = np.fromfile(path, dtype=np.dtype(dtype).newbyteorder("<")).astype(dtype)
+def static_shape(tensor):
     shape = tensor.get("shape")
-    if shape is not None and all(isinstance(d, int) and d >= 0 for d in shape):
-        if int(np.prod(shape, dtype=np.int64)) != data.size:
-            raise CheckError(f"{os.path.basename(path)} holds {data.size} {tensor['dtype']} "
-                             f"values, tensor '{tensor['name']}' is {tensor['dtype']}{shape}")
-        data = data.reshape(shape)
-    return data
+    if shape is None or not all(isinstance(d, int) and d >= 0 for d in shape):
+        raise CheckError(f"tensor '{tensor['name']}' has no static shape "
+                         f"({shape}); a raw .bin reference needs one")
+    return shape
+
+
+def read_references(path, tensors):
+    """The reference tensors of `path`: an .npy file (one tensor), or the raw bytes of every
+    model tensor of `tensors` (dtype and shape from the model) one after the other."""
+    if path.endswith(".npy"):
+        only_one(tensors, "tensor")
+        return [np.load(path)]
+    raw = open(path, "rb").read()
+    offset, values = 0, []
+    for tensor in tensors:
+        dtype = np.dtype(numpy_dtype(tensor["dtype"])).newbyteorder("<")
+        shape = static_shape(tensor)
+        size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if offset + size > len(raw):
+            raise CheckError(f"{os.path.basename(path)} ends before tensor '{tensor['name']}' "
+                             f"({tensor['dtype']}{shape})")
+        values.append(np.frombuffer(raw[offset:offset + size], dtype=dtype)
+                      .astype(dtype.newbyteorder("=")).reshape(shape))
+        offset += size
+    if offset != len(raw):
+        raise CheckError(f"{os.path.basename(path)} holds {len(raw)} bytes, the model's "
+                         f"tensors {offset}")
+    return values
 
 
 def compare(actual, expected):
@@ -118,32 +139,38 @@ def compare(actual, expected):
 def run_variant(args, model, plugins, models_dir, stem, scratch):
     """Runs one model file (the source or its .loom) on the combination; "" or what differs."""
     input_path, output_path = reference_files(models_dir, stem)
-    # First with generated inputs: tells the model's input and output names, dtypes and shapes
-    # (the raw .bin references carry none) and whether the devices claim every node.
-    _, probe = run_infer_run(args.infer_run, model, {}, plugins, args.device, None, None, None,
-                             args.timeout, args.infer_run_arg)
-    info = probe.get("model", {})
-    model_input = only_one(info.get("inputs", []), "input")
-    model_output = only_one(info.get("outputs", []), "output")
-    if not input_path.endswith(".npy"):
-        converted = os.path.join(scratch, f"{stem}.input.npy")
-        np.save(converted, read_reference(input_path, model_input))
-        input_path = converted
-    outputs, _ = run_infer_run(args.infer_run, model, {model_input["name"]: input_path}, plugins,
-                               args.device, None, None, None, args.timeout, args.infer_run_arg)
-    if model_output["name"] not in outputs:
-        raise CheckError(f"infer-run wrote no {model_output['name']}.npy (it wrote "
-                         f"{sorted(outputs)})")
-    actual = outputs[model_output["name"]]
-    expected = read_reference(output_path, model_output)
-    return compare(actual, expected)
+    _, description = run_infer_run(args.infer_run, model, {}, plugins, args.device, None, None,
+                                   None, args.timeout, ["--describe"])
+    info = description.get("model", {})
+    model_inputs, model_outputs = info.get("inputs", []), info.get("outputs", [])
+    feeds = {}
+    for tensor, value in zip(model_inputs, read_references(input_path, model_inputs)):
+        feeds[tensor["name"]] = os.path.join(scratch, f"{stem}.input.{len(feeds)}.npy")
+        np.save(feeds[tensor["name"]], value)
+    outputs, _ = run_infer_run(args.infer_run, model, feeds, plugins, args.device, None, None,
+                               None, args.timeout, args.infer_run_arg)
+    for tensor in model_outputs:
+        if tensor["name"] not in outputs:
+            raise CheckError(f"infer-run wrote no {tensor['name']}.npy (it wrote "
+                             f"{sorted(outputs)})")
+    # The shapes the run produced: a model may declare a placeholder output shape that the
+    # interpreter (and Loom) replace with the computed one.
+    actual_outputs = [dict(t, shape=list(outputs[t["name"]].shape)) for t in model_outputs]
+    differences = []
+    for tensor, expected in zip(actual_outputs, read_references(output_path, actual_outputs)):
+        difference = compare(outputs[tensor["name"]], expected)
+        if difference:
+            differences.append(f"{tensor['name']}: {difference}")
+    return "; ".join(differences)
 
 
 def convert(args, source, destination):
     launcher = shlex.split(os.environ.get("LOOM_INFER_RUN_LAUNCHER", ""))
     command = launcher + [args.infer_convert, "--no-default-plugins", "--quiet",
-                          "--plugin", args.format_plugin, "--plugin", args.loom_plugin,
-                          source, destination]
+                          "--plugin", args.format_plugin, "--plugin", args.loom_plugin]
+    for plugin in args.kernel_plugin:
+        command += ["--plugin", plugin]
+    command += [source, destination]
     print("+ " + " ".join(command), flush=True)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
@@ -159,8 +186,8 @@ def check_model(args, stem, path, scratch):
     converted = os.path.join(scratch, f"{stem}.loom")
     results = []
     for variant, model, plugins in (
-            ("source", path, args.plugin + [args.format_plugin]),
-            (".loom", converted, args.plugin + [args.loom_plugin])):
+            ("source", path, args.plugin + args.kernel_plugin + [args.format_plugin]),
+            (".loom", converted, args.plugin + args.kernel_plugin + [args.loom_plugin])):
         try:
             if variant == ".loom":
                 convert(args, path, converted)
@@ -183,6 +210,8 @@ def main():
     parser.add_argument("--loom-plugin", required=True, help="the loom format plugin file")
     parser.add_argument("--plugin", action="append", default=[],
                         help="device plugin file or directory, passed on to infer-run (repeatable)")
+    parser.add_argument("--kernel-plugin", action="append", default=[],
+                        help="op-kernel plugin file for infer-run and infer-convert (repeatable)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--timeout", type=float, default=300)
     add_matrix_arguments(parser)

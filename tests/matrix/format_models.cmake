@@ -42,6 +42,12 @@ if(NOT _loom_formats)
 endif()
 
 foreach(format IN LISTS _loom_formats)
+  # The TFLite models with MediaPipe custom operators need their kernels (cpu only, so a
+  # nofallback combination skips those models).
+  set(_loom_format_kernels)
+  if(format STREQUAL "tflite" AND TARGET loom_plugin_tflite_mobile)
+    set(_loom_format_kernels --kernel-plugin $<TARGET_FILE:loom_plugin_tflite_mobile>)
+  endif()
   foreach(combo IN LISTS _loom_combos)
     loom_matrix_check_args(${combo} combo_args)
     loom_matrix_get(${combo} LABELS combo_labels)
@@ -53,7 +59,8 @@ foreach(format IN LISTS _loom_formats)
                      --infer-run $<TARGET_FILE:infer-run>
                      --infer-convert $<TARGET_FILE:infer-convert>
                      --format-plugin $<TARGET_FILE:loom_plugin_${format}>
-                     --loom-plugin $<TARGET_FILE:loom_plugin_loom> ${combo_args})
+                     --loom-plugin $<TARGET_FILE:loom_plugin_loom> ${_loom_format_kernels}
+                     ${combo_args})
     set_tests_properties(format_models_${format}_${combo} PROPERTIES
                          LABELS "models;matrix;${combo_labels}"
                          TIMEOUT 600 SKIP_RETURN_CODE 77
