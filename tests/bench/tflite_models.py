@@ -250,30 +250,14 @@ def build_landmark(net):
 BUILDERS = {"blazeface_like": build_blazeface, "landmark_like": build_landmark}
 
 
-def calibrate(model_bytes, inputs):
-    """min/max of every float tensor of the float model over the inputs, with LiteRT's
-    reference kernels (ai_edge_litert, which the benchmark venv has; generate_models.calibrate
-    needs tflite-runtime)."""
+def litert_reference_interpreter(model_bytes):
+    """LiteRT's reference kernels (ai_edge_litert, which the benchmark venv has, where
+    generate_models' default needs tflite-runtime), every tensor preserved for calibration."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
-    ranges = {}
-    for x in inputs:
-        it = Interpreter(model_content=model_bytes, experimental_preserve_all_tensors=True,
-                         experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
-        it.allocate_tensors()
-        it.set_tensor(it.get_input_details()[0]["index"], x)
-        it.invoke()
-        for detail in it.get_tensor_details():
-            try:
-                value = it.get_tensor(detail["index"])
-            except ValueError:
-                continue
-            if value.dtype != np.float32 or value.size == 0:
-                continue
-            lo, hi = float(value.min()), float(value.max())
-            old = ranges.get(detail["name"], (lo, hi))
-            ranges[detail["name"]] = (min(old[0], lo), max(old[1], hi))
-    ranges["input_q"] = ranges["input"]
-    return ranges
+    it = Interpreter(model_content=model_bytes, experimental_preserve_all_tensors=True,
+                     experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    it.allocate_tensors()
+    return it
 
 
 def build(G, S, name):
@@ -286,7 +270,7 @@ def build(G, S, name):
     rng = np.random.default_rng(SEEDS[name] + 1)
     calibration = [rng.uniform(-1, 1, shape).astype(np.float32)
                    for _ in range(CALIBRATION_SAMPLES)]
-    ranges = calibrate(float_bytes, calibration)
+    ranges = G.calibrate(float_bytes, calibration, litert_reference_interpreter)
     # The same weights: the int8 pass draws the same numbers from a fresh generator.
     int8_net = Net(G, np.random.default_rng(SEEDS[name]), "int8", ranges, float_net.parent)
     builder(int8_net)

@@ -660,11 +660,13 @@ def run(model_bytes, x):
     return ys if isinstance(x, list) else ys[0]
 
 
-def calibrate(model_bytes, inputs):
-    """min/max of every tensor of the float model over the calibration inputs."""
+def calibrate(model_bytes, inputs, make_interpreter=None):
+    """min/max of every tensor of the float model over the calibration inputs.
+    make_interpreter(model_bytes) gives an allocated interpreter that preserves every tensor
+    (default: tflite-runtime's reference kernels; the benchmark passes LiteRT's)."""
     ranges = {}
     for x in inputs:
-        it = interpreter(model_bytes, preserve=True)
+        it = (make_interpreter or (lambda m: interpreter(m, preserve=True)))(model_bytes)
         it.set_tensor(it.get_input_details()[0]["index"], x)
         it.invoke()
         for detail in it.get_tensor_details():
