@@ -48,7 +48,7 @@ struct Slot {
   bool present = false;
   std::vector<int64_t> dims;
   const float* data = nullptr;
-  std::unique_ptr<loom_buffer_t> owned;
+  std::unique_ptr<loom::sdk::kit::HostBuffer> owned;
   size_t count() const {
     return static_cast<size_t>(
         loom::sdk::element_count(static_cast<int32_t>(dims.size()), dims.data()));
@@ -67,25 +67,20 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 
 }  // namespace
 
-void Executable::run(const loom_tensor_t* inputs, size_t num_inputs, loom_tensor_t* outputs) const {
-  if (num_inputs != inputs_.size())
-    fail(LOOM_ERROR_INVALID_ARGUMENT, "minimal: the subgraph takes " +
-                                          std::to_string(inputs_.size()) + " inputs, " +
-                                          std::to_string(num_inputs) + " given");
+void Executable::run(const loom_run_args_t& args) {
   std::vector<Slot> slots(values_.size());
   for (size_t v = 0; v < values_.size(); ++v)
     if (values_[v].constant) slots[v] = Slot{true, values_[v].dims, values_[v].data, nullptr};
-  for (size_t i = 0; i < num_inputs; ++i) {
-    const loom_tensor_t& t = inputs[i];
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const loom_tensor_t& t = args.inputs[i];
     Slot& s = slots[static_cast<size_t>(inputs_[i])];
-    if (t.dtype != LOOM_DTYPE_FLOAT32)
-      fail(LOOM_ERROR_INVALID_ARGUMENT,
-           "minimal: input '" + values_[static_cast<size_t>(inputs_[i])].name + "' is " +
-               loom::sdk::dtype_name(t.dtype) + ", not float32");
     s.present = true;
     s.dims.assign(t.dims, t.dims + t.rank);
     // Host-memory device: data is set; fall back to our own buffer's pointer if it is not.
-    s.data = static_cast<const float*>(t.data ? t.data : (t.buffer ? t.buffer->data : nullptr));
+    const void* data = t.data;
+    if (!data && t.buffer)
+      data = static_cast<const char*>(loom::sdk::kit::buffer_of(t.buffer).data) + t.offset;
+    s.data = static_cast<const float*>(data);
     if (s.count() > 0 && (!s.data || t.byte_size < s.count() * sizeof(float)))
       fail(LOOM_ERROR_INVALID_ARGUMENT, "minimal: input '" +
                                             values_[static_cast<size_t>(inputs_[i])].name +
@@ -119,34 +114,18 @@ void Executable::run(const loom_tensor_t* inputs, size_t num_inputs, loom_tensor
     slots[static_cast<size_t>(node.output)] = std::move(out);
   }
 
-  size_t done = 0;
-  try {
-    for (; done < outputs_.size(); ++done) {
-      Slot& s = slots[static_cast<size_t>(outputs_[done])];
-      if (!s.present)
-        fail(LOOM_ERROR_INTERNAL, "minimal: output '" +
-                                      values_[static_cast<size_t>(outputs_[done])].name +
-                                      "' was not computed");
-      std::unique_ptr<loom_buffer_t> buffer = std::move(s.owned);
-      if (!buffer) {  // an input or constant passed straight through: the caller gets a copy
-        buffer = allocate(s.count() * sizeof(float));
-        if (s.count()) std::memcpy(buffer->data, s.data, s.count() * sizeof(float));
-      }
-      loom_tensor_t& out = outputs[done];
-      out = loom::sdk::empty_tensor();
-      out.dtype = LOOM_DTYPE_FLOAT32;
-      out.rank = static_cast<int32_t>(s.dims.size());
-      std::copy(s.dims.begin(), s.dims.end(), out.dims);
-      out.data = buffer->data;
-      out.byte_size = s.count() * sizeof(float);
-      out.buffer = buffer.release();
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    Slot& s = slots[static_cast<size_t>(outputs_[i])];
+    if (!s.present)
+      fail(LOOM_ERROR_INTERNAL, "minimal: output '" +
+                                    values_[static_cast<size_t>(outputs_[i])].name +
+                                    "' was not computed");
+    std::unique_ptr<loom::sdk::kit::HostBuffer> buffer = std::move(s.owned);
+    if (!buffer) {  // an input or constant passed straight through: the caller gets a copy
+      buffer = allocate(s.count() * sizeof(float));
+      if (s.count()) std::memcpy(buffer->data, s.data, s.count() * sizeof(float));
     }
-  } catch (...) {
-    for (size_t i = 0; i < done; ++i) {
-      delete outputs[i].buffer;
-      outputs[i] = loom::sdk::empty_tensor();
-    }
-    throw;
+    loom::sdk::kit::hand_over(std::move(buffer), LOOM_DTYPE_FLOAT32, s.dims, args.outputs[i], true);
   }
 }
 

@@ -3,9 +3,8 @@
 // (valid while the executable lives, see loom_compile_args_t).
 #pragma once
 
-#include <loom/plugin.h>
-
 #include <cstdint>
+#include <loom/device_kit.hpp>
 #include <string>
 #include <vector>
 
@@ -13,16 +12,14 @@
 
 namespace minimal {
 
-class Executable {
+class Executable final : public loom::sdk::kit::Executable {
  public:
   // Throws loom::sdk::Error when the subgraph holds something this device cannot run.
   explicit Executable(const loom_graph_t& graph);
 
-  size_t num_inputs() const { return inputs_.size(); }
-  size_t num_outputs() const { return outputs_.size(); }
-
-  // inputs: graph-input order, host memory. outputs: filled with buffers the caller owns.
-  void run(const loom_tensor_t* inputs, size_t num_inputs, loom_tensor_t* outputs) const;
+  // The kit has checked the counts, dtypes and buffer ranges; outputs get buffers the caller
+  // owns (the kit frees them if the run fails).
+  void run(const loom_run_args_t& args) override;
 
  private:
   struct Value {

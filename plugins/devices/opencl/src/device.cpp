@@ -4,7 +4,10 @@
 #include <map>
 #include <string_view>
 
+#include "executable.hpp"
+#include "ops.hpp"
 #include "program_cache.hpp"
+#include "transfers.hpp"
 
 namespace loom::opencl {
 
@@ -12,34 +15,16 @@ std::string_view kernel_source();  // generated from kernels/*.cl (embed_kernels
 
 DeviceOptions parse_device_options(const char* options) {
   DeviceOptions result;
-  for (const sdk::DeviceOption& option : sdk::device_options(options, "opencl")) {
-    const std::string& key = option.key;
-    const std::string& value = option.value;
-    if (key == "precision") {
-      if (value != "f32" && value != "f16" && value != "bf16")
-        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
-                  "opencl device: option precision='" + value + "' is not f32, f16 or bf16");
-      result.f16_storage = value == "f16";
-      result.bf16_requested = value == "bf16";
-    } else if (key == "gemm") {
-      if (value != "auto" && value != "tiled" && value != "blocked")
-        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
-                  "opencl device: gemm='" + value + "' is not one of auto, tiled, blocked");
-      result.gemm = value;
-    } else if (key == "f16_convert") {
-      if (value != "auto" && value != "builtin" && value != "bits")
-        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
-                  "opencl device: f16_convert='" + value + "' is not one of auto, builtin, bits");
-      result.f16_convert = value;
-    } else if (key == "threads") {
-      // The core passes the user's thread count to every device; the driver schedules its own.
-    } else {
-      sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
-                sdk::unknown_option_message("opencl", key,
-                                            "precision=f32|f16|bf16, gemm=auto|tiled|blocked, "
-                                            "f16_convert=auto|builtin|bits"));
-    }
-  }
+  std::string precision = "f32";
+  // The core passes the user's thread count to every device; the driver schedules its own.
+  sdk::kit::OptionReader("opencl")
+      .ignore("threads", "N")
+      .precision(&precision)
+      .choice("gemm", {"auto", "tiled", "blocked"}, &result.gemm)
+      .choice("f16_convert", {"auto", "builtin", "bits"}, &result.f16_convert)
+      .read(options);
+  result.f16_storage = precision == "f16";
+  result.bf16_requested = precision == "bf16";
   return result;
 }
 
@@ -82,22 +67,54 @@ void release_shared_contexts() {
   shared_map().clear();
 }
 
+namespace {
+
+std::string describe(const DeviceEntry& entry, const DeviceOptions& options) {
+  std::string text = entry.describe();
+  // fp16 arithmetic (cl_khr_fp16) is not used even where the device has it: the kernels that
+  // could take it are memory-bound, and they are only compiled where tests can run them.
+  if (options.f16_storage) text += ", precision=f16: fp16 storage, f32 arithmetic";
+  return text;
+}
+
+}  // namespace
+
 Device::Device(DeviceEntry entry, std::string name, const DeviceOptions& options)
-    : entry_(std::move(entry)), name_(std::move(name)), options_(options) {
+    : sdk::kit::Device({std::move(name), describe(entry, options), "", 0}),
+      entry_(std::move(entry)),
+      options_(options) {
   shared_ = shared_context(entry_);
   if (options_.bf16_requested)
     sdk::log(LOOM_LOG_WARNING, "opencl",
-             name_ +
+             info_.name +
                  ": precision=bf16 was asked for, but the opencl device has no bf16 "
                  "kernels; computing in f32");
 }
 
-std::string Device::description() const {
-  std::string text = entry_.describe();
-  // fp16 arithmetic (cl_khr_fp16) is not used even where the device has it: the kernels that
-  // could take it are memory-bound, and they are only compiled where tests can run them.
-  if (options_.f16_storage) text += ", precision=f16: fp16 storage, f32 arithmetic";
-  return text;
+std::string Device::why_unsupported(const loom_graph_t& graph, const loom_node_t& node) {
+  return opencl::why_unsupported(graph, node);
+}
+
+std::unique_ptr<sdk::kit::Executable> Device::compile(const sdk::kit::CompileRequest& request) {
+  auto exe = std::make_unique<Executable>(*this, request.graph(), request.arena_size());
+  // Weights live on in the device's constants buffer: the core may free its bytes.
+  for (int id : exe->release_uploaded_constants()) request.constant_copied(id);
+  return exe;
+}
+
+std::unique_ptr<sdk::kit::Buffer> Device::allocate(size_t size) {
+  auto buffer = std::make_unique<Buffer>();
+  buffer->mem = allocate(size, "a buffer");
+  buffer->size = size;
+  return buffer;
+}
+
+void Device::read(sdk::kit::Buffer& src, size_t offset, void* dst, size_t size) {
+  download(*this, static_cast<Buffer&>(src), offset, dst, size);
+}
+
+void Device::write(const void* src, sdk::kit::Buffer& dst, size_t offset, size_t size) {
+  upload(*this, static_cast<Buffer&>(dst), offset, src, size);
 }
 
 cl_program Device::program() {
@@ -115,7 +132,7 @@ cl_program Device::program() {
     char ms[32];
     std::snprintf(ms, sizeof ms, "%.0f ms", build.milliseconds);
     sdk::log(LOOM_LOG_INFO, "opencl",
-             name_ + ": kernels" + (options_.f16_storage ? " (f16 storage)" : "") + " " +
+             name() + ": kernels" + (options_.f16_storage ? " (f16 storage)" : "") + " " +
                  (build.from_cache ? "loaded from the cache " + build.cache_file.string()
                                    : "compiled from source") +
                  " in " + ms);

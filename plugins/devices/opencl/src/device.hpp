@@ -1,11 +1,10 @@
-// The OpenCL device instance behind loom_device_t: one context on one cl_device_id with two
-// in-order queues (kernels; uploads from the host), and the kernel program in the variant of
-// the storage precision, built (or loaded from the disk cache) on first use.
+// The OpenCL device instance (a kit::Device, see loom/device_kit.hpp): one context on one
+// cl_device_id with two in-order queues (kernels; uploads from the host), and the kernel program
+// in the variant of the storage precision, built (or loaded from the disk cache) on first use.
 #pragma once
 
-#include <loom/plugin.h>
-
 #include <array>
+#include <loom/device_kit.hpp>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -56,13 +55,39 @@ struct SharedContext {
 // Frees the shared contexts (the plugin's shutdown hook: before the driver goes away).
 void release_shared_contexts();
 
-class Device {
+// A device buffer, with the uploads still in flight into it: each non-blocking write on the
+// transfer queue reads a host copy of the caller's data that lives here until it completes.
+struct Buffer final : sdk::kit::Buffer {
+  struct PendingWrite {
+    EventHandle done;
+    std::vector<uint8_t> staging;
+  };
+  MemHandle mem;
+  std::mutex pending_mutex;
+  std::vector<PendingWrite> pending;
+  // Waits for the uploads in flight, so the staging copies they read outlive them.
+  ~Buffer() override;
+};
+
+// The opencl buffer behind a tensor's loom_buffer_t.
+inline Buffer& buffer_of(loom_buffer_t* handle) {
+  return sdk::kit::buffer_of<Buffer>(handle);
+}
+
+class Device final : public sdk::kit::Device {
  public:
   Device(DeviceEntry entry, std::string name, const DeviceOptions& options);
 
   const DeviceEntry& entry() const { return entry_; }
-  const std::string& name() const { return name_; }
-  std::string description() const;
+  const std::string& name() const { return info_.name; }
+
+  // ---- kit::Device ----
+  std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node) override;
+  std::unique_ptr<sdk::kit::Executable> compile(const sdk::kit::CompileRequest& request) override;
+  std::unique_ptr<sdk::kit::Buffer> allocate(size_t size) override;
+  void read(sdk::kit::Buffer& src, size_t offset, void* dst, size_t size) override;
+  void write(const void* src, sdk::kit::Buffer& dst, size_t offset, size_t size) override;
+
   cl_context context() const { return shared_->context.get(); }
   cl_command_queue queue() const { return shared_->queue.get(); }
   cl_command_queue transfer_queue() const { return shared_->transfer_queue.get(); }
@@ -97,32 +122,8 @@ class Device {
   cl_program program();
 
   DeviceEntry entry_;
-  std::string name_;
   DeviceOptions options_;
   std::shared_ptr<SharedContext> shared_;
 };
 
 }  // namespace loom::opencl
-
-struct loom_device_t {
-  std::unique_ptr<loom::opencl::Device> impl;
-};
-
-// A device buffer, with the uploads still in flight into it: each non-blocking write on the
-// transfer queue reads a host copy of the caller's data that lives here until it completes.
-struct loom_buffer_t {
-  struct PendingWrite {
-    loom::opencl::EventHandle done;
-    std::vector<uint8_t> staging;
-  };
-  loom::opencl::MemHandle mem;
-  size_t size = 0;
-  std::mutex pending_mutex;
-  std::vector<PendingWrite> pending;
-  // Waits for the uploads in flight, so the staging copies they read outlive them.
-  ~loom_buffer_t();
-};
-
-struct loom_executable_t {
-  std::unique_ptr<loom::opencl::Executable> impl;
-};

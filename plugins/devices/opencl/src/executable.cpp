@@ -6,10 +6,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <loom/arena_plan.hpp>
+#include <loom/half.hpp>
 #include <loom/plugin.hpp>
 #include <map>
 
-#include "half.hpp"
 #include "ops.hpp"
 #include "transfers.hpp"
 
@@ -312,36 +313,20 @@ void Executable::note_use(int id) {
   v.last_use = current_op_;
 }
 
-// Greedy interval placement: values sorted by size (largest first), each at the lowest offset
-// that no value with an overlapping lifetime occupies. A lifetime spans the lowered ops whose
-// kernels reference the value, both ends included, so an op never writes where it reads.
+// The arena over the lowered ops (sdk::plan_memory): a lifetime spans the ops whose kernels
+// reference the value, both ends included, so an op never writes where it reads.
 void Executable::plan_arena() {
-  std::vector<int> order;
-  for (size_t id = 0; id < values_.size(); ++id)
-    if (values_[id].storage == Storage::Arena && values_[id].first_use >= 0 &&
-        values_[id].bytes() > 0)
-      order.push_back(static_cast<int>(id));
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return values_[a].bytes() > values_[b].bytes(); });
-  std::vector<int> placed;
-  for (int id : order) {
-    Value& v = values_[id];
-    std::vector<std::pair<size_t, size_t>> taken;  // [begin, end) of overlapping lifetimes
-    for (int other : placed) {
-      const Value& o = values_[other];
-      if (o.first_use <= v.last_use && v.first_use <= o.last_use)
-        taken.emplace_back(o.byte_offset, o.byte_offset + align_up(o.bytes()));
-    }
-    std::sort(taken.begin(), taken.end());
-    size_t offset = 0;
-    for (const auto& [begin, end] : taken) {
-      if (offset + v.bytes() <= begin) break;
-      offset = std::max(offset, end);
-    }
-    v.byte_offset = offset;
-    arena_size_ = std::max(arena_size_, align_up(offset + v.bytes()));
-    placed.push_back(id);
+  std::vector<int> ids;
+  std::vector<sdk::BufferRequest> requests;
+  for (size_t id = 0; id < values_.size(); ++id) {
+    const Value& v = values_[id];
+    if (v.storage != Storage::Arena || v.first_use < 0 || v.bytes() == 0) continue;
+    ids.push_back(static_cast<int>(id));
+    requests.push_back({v.bytes(), v.first_use, v.last_use});
   }
+  const sdk::MemoryPlan plan = sdk::plan_memory(requests, kAlign);
+  for (size_t r = 0; r < ids.size(); ++r) values_[ids[r]].byte_offset = plan.offsets[r];
+  arena_size_ = std::max(arena_size_, plan.arena_size);
 }
 
 bool activation_bounds(const NodeInfo& node, float& lo, float& hi);  // ops_elementwise.cpp
@@ -458,7 +443,7 @@ void Executable::finalize() {
         for (size_t i = 0; i < h.size(); ++i) {
           float f;
           std::memcpy(&f, floats + i, sizeof f);  // graph data need not be 4-byte aligned
-          h[i] = float_to_half(f);
+          h[i] = sdk::float_to_half(f);
         }
         data = h.data();
       }
@@ -471,7 +456,7 @@ void Executable::finalize() {
   if (scratch_size_) scratch_ = device_.allocate(scratch_size_, "scratch space");
   placeholder_ = device_.allocate(kAlign, "a placeholder");
   std::vector<std::pair<cl_mem, size_t>> no_inputs;
-  std::vector<loom_buffer_t*> no_outputs;
+  std::vector<Buffer*> no_outputs;
   for (Step& s : steps_) {
     for (const BufferArg& a : s.buffers) {
       const Value& v = values_[a.value];

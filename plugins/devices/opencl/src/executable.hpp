@@ -130,12 +130,12 @@ class KernelCall {
   cl_uint next_ = 0;
 };
 
-class Executable {
+class Executable final : public sdk::kit::Executable {
  public:
   // `arena_size` is the core's plan, which is not used: fusion moves writes to other steps
   // than the plan assumed, so the executable plans its arena over the lowered ops itself.
   Executable(Device& device, const loom_graph_t& graph, size_t arena_size);
-  void run(const loom_run_args_t& args);
+  void run(const loom_run_args_t& args) override;
   // The graph constants now held only in the device's constants buffer (uploaded at compile,
   // not graph outputs, whose run() reads the host bytes): their host pointers are dropped and
   // their ids returned, for ABI 1.3's constant_copied. Call once, after construction.
@@ -166,7 +166,7 @@ class Executable {
   void plan_arena();
   void finalize();
   cl_mem memory_of(const Value& v, const std::vector<std::pair<cl_mem, size_t>>& inputs,
-                   const std::vector<loom_buffer_t*>& outputs, size_t* byte_offset) const;
+                   const std::vector<Buffer*>& outputs, size_t* byte_offset) const;
   void set_buffer_arg(Step& step, const BufferArg& arg, cl_mem mem, size_t byte_offset);
 
   // The profiled form of run's launches: each step is waited for and reported with its time.

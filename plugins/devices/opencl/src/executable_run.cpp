@@ -13,8 +13,7 @@
 namespace loom::opencl {
 
 cl_mem Executable::memory_of(const Value& v, const std::vector<std::pair<cl_mem, size_t>>& inputs,
-                             const std::vector<loom_buffer_t*>& outputs,
-                             size_t* byte_offset) const {
+                             const std::vector<Buffer*>& outputs, size_t* byte_offset) const {
   *byte_offset = v.byte_offset;
   switch (v.storage) {
     case Storage::Input:
@@ -81,11 +80,7 @@ void Executable::report_index_errors(const std::vector<cl_int>& flags) const {
 // ---- run ------------------------------------------------------------------------------------
 
 void Executable::run(const loom_run_args_t& args) {
-  if (args.num_inputs != inputs_.size() || args.num_outputs != outputs_.size())
-    sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
-              "opencl run: the subgraph takes " + std::to_string(inputs_.size()) + " inputs and " +
-                  std::to_string(outputs_.size()) + " outputs, got " +
-                  std::to_string(args.num_inputs) + " and " + std::to_string(args.num_outputs));
+  // The kit checked the counts, the dtypes and that each input lies inside its buffer.
   std::vector<std::pair<cl_mem, size_t>> inputs(inputs_.size(), {nullptr, 0});
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const loom_tensor_t& t = args.inputs[i];
@@ -100,10 +95,11 @@ void Executable::run(const loom_run_args_t& args) {
     if (!t.buffer)
       sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
                 "opencl run: input '" + v.name + "' is not in an opencl buffer");
-    if (t.offset > t.buffer->size || v.bytes() > t.buffer->size - t.offset)
+    Buffer& buffer = buffer_of(t.buffer);
+    if (t.offset > buffer.size || v.bytes() > buffer.size - t.offset)
       sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
                 "opencl run: input '" + v.name + "' extends past the end of its buffer");
-    inputs[i] = {t.buffer->mem.get(), t.offset};
+    inputs[i] = {buffer.mem.get(), t.offset};
   }
   // Uploads into the inputs may still be running on the transfer queue: the kernels wait for
   // them (a barrier on the events), the host does not.
@@ -113,14 +109,14 @@ void Executable::run(const loom_run_args_t& args) {
   } uploads;
   for (size_t i = 0; i < inputs_.size(); ++i)
     if (args.inputs[i].buffer && values_[inputs_[i]].bytes() > 0)
-      for (cl_event e : pending_writes(*args.inputs[i].buffer)) uploads.list.push_back(e);
-  std::vector<std::unique_ptr<loom_buffer_t>> owned(outputs_.size());
-  std::vector<loom_buffer_t*> outputs(outputs_.size());
+      for (cl_event e : pending_writes(buffer_of(args.inputs[i].buffer))) uploads.list.push_back(e);
+  std::vector<std::unique_ptr<Buffer>> owned(outputs_.size());
+  std::vector<Buffer*> outputs(outputs_.size());
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const Value& v = values_[outputs_[i]];
     if (!v.shape_known)
       sdk::fail(LOOM_ERROR_INTERNAL, "opencl run: output '" + v.name + "' has no static shape");
-    owned[i] = std::make_unique<loom_buffer_t>();
+    owned[i] = std::make_unique<Buffer>();
     owned[i]->mem = device_.allocate(host_bytes(v), "an output");
     owned[i]->size = host_bytes(v);
     outputs[i] = owned[i].get();
@@ -265,7 +261,7 @@ void Executable::run(const loom_run_args_t& args) {
     out.rank = static_cast<int32_t>(v.shape.size());
     for (size_t d = 0; d < v.shape.size(); ++d) out.dims[d] = v.shape[d];
     out.byte_size = host_bytes(v);
-    out.buffer = owned[i].release();
+    out.buffer = sdk::kit::handle(owned[i].release());
   }
 }
 

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <loom/half.hpp>
 #include <optional>
 
-#include "half.hpp"
 #include "ops.hpp"
 
 namespace loom::opencl {
@@ -300,7 +300,7 @@ void lower_pad(Executable& exe, const NodeInfo& node, const Fusion&) {
   call.buffer(node.input_id(0)).buffer(node.output_id(0)).i32(y.elements);
   call.vec8(y.shape, 1).vec8(before, 0).vec8(x.shape, 1);
   if (x.dtype == LOOM_DTYPE_FLOAT32 && x.elem_size == 2) {  // fp16 storage: pad with a half
-    uint16_t h = float_to_half(static_cast<float>(value));
+    uint16_t h = sdk::float_to_half(static_cast<float>(value));
     call.bytes(&h, sizeof h);
   } else if (x.dtype == LOOM_DTYPE_FLOAT32) {
     float f = static_cast<float>(value);

@@ -18,10 +18,10 @@ cl_int execution_status(cl_event event) {
 
 // Drops the finished uploads (their staging copies go with them); fails if one failed.
 // Called with the buffer's pending_mutex held.
-void retire_finished(loom_buffer_t& buffer) {
+void retire_finished(Buffer& buffer) {
   cl_int failed = CL_SUCCESS;
   size_t failed_bytes = 0;
-  std::erase_if(buffer.pending, [&](const loom_buffer_t::PendingWrite& w) {
+  std::erase_if(buffer.pending, [&](const Buffer::PendingWrite& w) {
     cl_int status = execution_status(w.done.get());
     if (status < 0 && failed == CL_SUCCESS) {
       failed = status;
@@ -34,8 +34,8 @@ void retire_finished(loom_buffer_t& buffer) {
 
 }  // namespace
 
-void upload(Device& device, loom_buffer_t& dst, size_t offset, const void* src, size_t size) {
-  loom_buffer_t::PendingWrite write;
+void upload(Device& device, Buffer& dst, size_t offset, const void* src, size_t size) {
+  Buffer::PendingWrite write;
   write.staging.resize(size);
   std::memcpy(write.staging.data(), src, size);
   std::lock_guard<std::mutex> lock(dst.pending_mutex);
@@ -53,7 +53,7 @@ void upload(Device& device, loom_buffer_t& dst, size_t offset, const void* src, 
   check_cl(clFlush(device.transfer_queue()), "submitting an upload");
 }
 
-void download(Device& device, loom_buffer_t& src, size_t offset, void* dst, size_t size) {
+void download(Device& device, Buffer& src, size_t offset, void* dst, size_t size) {
   check_cl(clEnqueueReadBuffer(device.transfer_queue(), src.mem.get(), CL_TRUE, offset, size, dst,
                                0, nullptr, nullptr),
            "reading " + std::to_string(size) + " bytes from the device");
@@ -61,11 +61,11 @@ void download(Device& device, loom_buffer_t& src, size_t offset, void* dst, size
   retire_finished(src);  // the in-order queue finished every earlier upload into it
 }
 
-std::vector<cl_event> pending_writes(loom_buffer_t& buffer) {
+std::vector<cl_event> pending_writes(Buffer& buffer) {
   std::lock_guard<std::mutex> lock(buffer.pending_mutex);
   retire_finished(buffer);
   std::vector<cl_event> events;
-  for (const loom_buffer_t::PendingWrite& w : buffer.pending) {
+  for (const Buffer::PendingWrite& w : buffer.pending) {
     check_cl(clRetainEvent(w.done.get()), "retaining an upload's event");
     events.push_back(w.done.get());
   }
@@ -77,9 +77,7 @@ void release_events(std::vector<cl_event>& events) {
   events.clear();
 }
 
-}  // namespace loom::opencl
-
-loom_buffer_t::~loom_buffer_t() {
+Buffer::~Buffer() {
   // Never throws: a destructor. A failed wait still lets the memory go, since the driver
   // reports the command as ended (with an error) when clWaitForEvents returns.
   for (PendingWrite& w : pending) {
@@ -87,3 +85,5 @@ loom_buffer_t::~loom_buffer_t() {
     clWaitForEvents(1, &e);
   }
 }
+
+}  // namespace loom::opencl

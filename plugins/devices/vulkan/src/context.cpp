@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <loom/device_kit.hpp>
 
 #include "vk_check.hpp"
 
@@ -11,41 +12,21 @@ namespace {
 constexpr VkDeviceSize kBlockSize = 256ull << 20;   // device-local sub-allocation blocks
 constexpr VkDeviceSize kStagingSize = 16ull << 20;  // host transfers go in chunks of this
 
-bool parse_bool(const std::string& key, const std::string& value) {
-  if (value == "1" || value == "true" || value == "on") return true;
-  if (value == "0" || value == "false" || value == "off") return false;
-  sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
-            "vulkan device: option " + key + "='" + value + "' is not 0 or 1");
-}
-
 }  // namespace
 
-Options parse_options(const char* text_in) {
+Options parse_options(const char* text) {
   Options o;
   o.validation = validation_requested_by_environment();
-  // The shared convention: common keys, vulkan.KEY for this device only, other devices'
-  // prefixed keys left out.
-  for (const sdk::DeviceOption& option : sdk::device_options(text_in, "vulkan")) {
-    const std::string& key = option.key;
-    const std::string& value = option.value;
-    if (key == "precision") {
-      if (value != "f32" && value != "f16" && value != "bf16")
-        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
-                  "vulkan device: option precision='" + value + "' is not f32, f16 or bf16");
-      o.fp16 = value == "f16";
-      o.bf16 = value == "bf16";
-    } else if (key == "validation") {
-      o.validation = parse_bool(key, value);
-    } else if (key == "pipeline_cache") {
-      o.pipeline_cache = parse_bool(key, value);
-    } else if (key == "threads") {
-      // The core passes the user's thread count to every device; a GPU has no use for it.
-    } else {
-      sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
-                sdk::unknown_option_message(
-                    "vulkan", key, "precision=f32|f16|bf16, validation=0|1, pipeline_cache=0|1"));
-    }
-  }
+  std::string precision = "f32";
+  // The core passes the user's thread count to every device; a GPU has no use for it.
+  sdk::kit::OptionReader("vulkan")
+      .ignore("threads", "N")
+      .precision(&precision)
+      .flag("validation", &o.validation)
+      .flag("pipeline_cache", &o.pipeline_cache)
+      .read(text);
+  o.fp16 = precision == "f16";
+  o.bf16 = precision == "bf16";
   return o;
 }
 

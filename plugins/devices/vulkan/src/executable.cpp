@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <loom/arena_plan.hpp>
+#include <loom/half.hpp>
 #include <map>
 #include <set>
 #include <variant>
 
-#include "half.hpp"
 #include "handles.hpp"
 #include "ops/ops.hpp"
 #include "vk_check.hpp"
@@ -130,10 +131,10 @@ class SubgraphBuilder final : public Builder {
       }
       if (exe_.steps_.size() == first_step)
         for (int32_t m : nodes)
-          exe_.step_free_nodes_.push_back(
-              {first_step, m, g_.nodes[m]->name,
-               std::string("no dispatch of its own (") + g_.nodes[n]->op_type +
-                   "): an empty result or a value passed through"});
+          exe_.step_free_nodes_.push_back({first_step, m, g_.nodes[m]->name,
+                                           std::string("no dispatch of its own (") +
+                                               g_.nodes[n]->op_type +
+                                               "): an empty result or a value passed through"});
     }
     for (size_t i = 0; i < g_.num_outputs; ++i) {
       TensorInfo& t = place(g_.outputs[i]);
@@ -188,7 +189,8 @@ class SubgraphBuilder final : public Builder {
   }
   Loc upload_floats(std::span<const float> values) override {
     if (!context().f16_storage()) return upload(values.data(), values.size_bytes());
-    std::vector<uint16_t> halves = floats_to_halves(values);
+    std::vector<uint16_t> halves(values.size());
+    for (size_t i = 0; i < values.size(); ++i) halves[i] = sdk::float_to_half(values[i]);
     Loc loc = upload(halves.data(), halves.size() * sizeof(uint16_t));
     loc.unit = 2;
     return loc;
@@ -373,20 +375,15 @@ std::pair<VkBuffer, uint64_t> Executable::absolute(const Loc& loc) const {
 // The core plans the arena from the graph's node order, but fused kernels write a value
 // (the fused activation's output) earlier than that plan assumes, so the plan could overlap it
 // with a value still being read. The arena is therefore planned here, over the recorded steps:
-// a value lives from the first to the last step that binds it; values are placed largest
-// first at the lowest offset that overlaps no live-overlapping value.
+// a value lives from the first to the last step that binds it (sdk::plan_memory places them).
 void Executable::plan_arena() {
-  struct Interval {
-    int value;
-    size_t first, last;
-    uint64_t bytes;
-  };
-  std::map<int, Interval> live;
+  std::map<int, sdk::BufferRequest> live;  // by value id
   auto touch = [&](const Loc& loc, size_t step) {
     if (loc.region != Region::kArena) return;
-    uint64_t bytes = values_.at(static_cast<size_t>(loc.value)).loc.bytes;
-    auto [it, fresh] = live.try_emplace(loc.value, Interval{loc.value, step, step, bytes});
-    if (!fresh) it->second.last = step;
+    size_t bytes = values_.at(static_cast<size_t>(loc.value)).loc.bytes;
+    int at = static_cast<int>(step);
+    auto [it, fresh] = live.try_emplace(loc.value, sdk::BufferRequest{bytes, at, at});
+    if (!fresh) it->second.last_use = at;
   };
   for (size_t i = 0; i < steps_.size(); ++i) {
     if (auto* d = std::get_if<DispatchStep>(&steps_[i].what)) {
@@ -397,29 +394,14 @@ void Executable::plan_arena() {
       touch(c.dst, i);
     }
   }
-  std::vector<Interval> order;
-  for (auto& [id, iv] : live) order.push_back(iv);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const Interval& a, const Interval& b) { return a.bytes > b.bytes; });
+  std::vector<sdk::BufferRequest> requests;
+  for (const auto& [id, request] : live) requests.push_back(request);
+  const sdk::MemoryPlan plan = sdk::plan_memory(requests, kAlign);
   value_offsets_.assign(values_.size(), 0);
-  std::vector<std::pair<Interval, uint64_t>> placed;
-  arena_bytes_ = 0;
-  for (const Interval& iv : order) {
-    uint64_t size = align_up(iv.bytes, kAlign);
-    std::vector<std::pair<uint64_t, uint64_t>> busy;  // [begin, end) of overlapping lifetimes
-    for (const auto& [other, offset] : placed)
-      if (other.first <= iv.last && iv.first <= other.last)
-        busy.push_back({offset, offset + align_up(other.bytes, kAlign)});
-    std::sort(busy.begin(), busy.end());
-    uint64_t at = 0;
-    for (const auto& [b, e] : busy) {
-      if (at + size <= b) break;
-      at = std::max(at, e);
-    }
-    value_offsets_[static_cast<size_t>(iv.value)] = at;
-    placed.push_back({iv, at});
-    arena_bytes_ = std::max(arena_bytes_, at + size);
-  }
+  size_t r = 0;
+  for (const auto& [id, request] : live)
+    value_offsets_[static_cast<size_t>(id)] = plan.offsets[r++];
+  arena_bytes_ = plan.arena_size;
 }
 
 VkDescriptorBufferInfo Executable::resolve(const Loc& loc, uint32_t* word_offset) const {
@@ -524,8 +506,8 @@ void Executable::record() {
 void Executable::record_step(VkCommandBuffer cmd, const Step& s) {
   if (const auto* d = std::get_if<DispatchStep>(&s.what)) {
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->pipeline);
-    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->layout, 0, 1,
-                            &d->set, 0, nullptr);
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->layout, 0, 1, &d->set,
+                            0, nullptr);
     vkCmdPushConstants(cmd, d->pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                        sizeof(uint32_t) * kMaxBindings, d->words.data());
     vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
@@ -645,11 +627,10 @@ void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tenso
                     std::to_string(host_side.bytes));
     if (t.byte_size == 0) continue;
     auto [buf, off] = absolute(host_side);
-    if (t.buffer) {
-      if (t.offset + t.byte_size > t.buffer->size)
-        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "vulkan run: input range exceeds its buffer");
-      VkBufferCopy region{t.buffer->allocation.offset + t.offset, off, t.byte_size};
-      vkCmdCopyBuffer(transfers_, t.buffer->allocation.buffer, buf, 1, &region);
+    if (t.buffer) {  // the kit checked that the bytes lie inside the buffer
+      const Buffer& in = buffer_of(t.buffer);
+      VkBufferCopy region{in.allocation.offset + t.offset, off, t.byte_size};
+      vkCmdCopyBuffer(transfers_, in.allocation.buffer, buf, 1, &region);
     } else if (t.data) {
       context_.upload(t.data, private_, off - private_.offset, t.byte_size);
     } else {
@@ -659,7 +640,7 @@ void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tenso
   vk_check(vkEndCommandBuffer(transfers_), "vkEndCommandBuffer");
 
   // Output buffers, and the copies into them (a third command buffer recorded per run).
-  std::vector<std::unique_ptr<loom_buffer_t>> made;
+  std::vector<std::unique_ptr<Buffer>> made;  // give their memory back if the run fails
   VkCommandBuffer out_cmd = VK_NULL_HANDLE;
   VkCommandBufferAllocateInfo ca{};
   ca.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
@@ -673,14 +654,15 @@ void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tenso
     VkCommandBuffer c;
     ~FreeCmd() { vkFreeCommandBuffers(d, p, 1, &c); }
   } free_cmd{context_.device(), command_pool_, out_cmd};
-  try {
+  {
     vk_check(vkBeginCommandBuffer(out_cmd, &begin), "vkBeginCommandBuffer");
     for (size_t i = 0; i < outputs.size(); ++i) {
       const TensorInfo& v = values_[static_cast<size_t>(graph_.outputs[i])];
       const Loc& host_side = stored_as_f16(v) ? v.host_out : v.loc;
-      auto buffer = std::make_unique<loom_buffer_t>();
+      auto buffer = std::make_unique<Buffer>();
       buffer->size = host_side.bytes;
       buffer->allocation = context_.memory().allocate(host_side.bytes);
+      buffer->pool = &context_.memory();
       if (host_side.bytes) {
         auto [buf, off] = absolute(host_side);
         VkBufferCopy region{off, buffer->allocation.offset, host_side.bytes};
@@ -709,9 +691,6 @@ void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tenso
         sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
                   "vulkan run: an index input (Gather) is out of range for its data");
     }
-  } catch (...) {
-    for (auto& b : made) context_.memory().release(b->allocation);
-    throw;
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const TensorInfo& v = values_[static_cast<size_t>(graph_.outputs[i])];
@@ -721,7 +700,7 @@ void Executable::run(std::span<const loom_tensor_t> inputs, std::span<loom_tenso
     out.rank = v.rank();
     for (int d = 0; d < v.rank(); ++d) out.dims[d] = v.dims[static_cast<size_t>(d)];
     out.byte_size = (stored_as_f16(v) ? v.host_out : v.loc).bytes;
-    out.buffer = made[i].release();
+    out.buffer = sdk::kit::handle(made[i].release());
   }
 }
 

@@ -6,6 +6,7 @@
 #include <loom/plugin.h>
 #include <vulkan/vulkan.h>
 
+#include <loom/device_kit.hpp>
 #include <loom/plugin.hpp>
 #include <memory>
 #include <string>
@@ -21,7 +22,7 @@ namespace loom::vulkan {
 // (loom_run_control_t.poll): a cancelled run stops within two segments, not at the subgraph's end.
 constexpr size_t kStepsPerSegment = 8;
 
-class Executable {
+class Executable final : public sdk::kit::Executable {
  public:
   Executable(Context& context, const loom_graph_t& graph, size_t arena_size);
   ~Executable();
@@ -33,6 +34,10 @@ class Executable {
   // device's buffers) and copies the results out. Polls `control` between segments.
   void run(std::span<const loom_tensor_t> inputs, std::span<loom_tensor_t> outputs,
            const sdk::RunControl& control);
+  void run(const loom_run_args_t& args) override {
+    run(std::span<const loom_tensor_t>(args.inputs, args.num_inputs),
+        std::span<loom_tensor_t>(args.outputs, args.num_outputs), sdk::RunControl(&args));
+  }
   // The graph constants copied into the constants buffer at compile: run() never reads their
   // host bytes, so the core may free them (ABI 1.3's constant_copied).
   std::vector<int> uploaded_constants() const;

@@ -1,28 +1,25 @@
-// The opaque ABI handles of the Vulkan device plugin.
+// The Vulkan device plugin's buffers, as the device kit (loom/device_kit.hpp) sees them.
 #pragma once
 
-#include <loom/plugin.h>
+#include <loom/device_kit.hpp>
 
-#include <memory>
-#include <string>
-
-#include "context.hpp"
 #include "memory.hpp"
 
 namespace loom::vulkan {
-class Executable;
+
+// Device memory: a sub-allocation of the device's pool, given back to it when the buffer goes.
+// The core frees buffers before it destroys their device, so the pool outlives them.
+struct Buffer final : sdk::kit::Buffer {
+  MemoryPool* pool = nullptr;
+  Allocation allocation;
+  ~Buffer() override {
+    if (pool) pool->release(allocation);
+  }
+};
+
+// The vulkan buffer behind a tensor's loom_buffer_t.
+inline Buffer& buffer_of(loom_buffer_t* handle) {
+  return sdk::kit::buffer_of<Buffer>(handle);
 }
 
-struct loom_device_t {
-  loom_host_t* host = nullptr;
-  std::unique_ptr<loom::vulkan::Context> context;
-};
-
-struct loom_buffer_t {
-  loom::vulkan::Allocation allocation;
-  size_t size = 0;  // bytes the core asked for
-};
-
-struct loom_executable_t {
-  std::unique_ptr<loom::vulkan::Executable> impl;
-};
+}  // namespace loom::vulkan
