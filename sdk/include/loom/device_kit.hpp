@@ -550,6 +550,9 @@ struct Entries {
                               what + ": input " + std::to_string(i));
       }
       for (size_t i = 0; i < exe.num_outputs_; ++i) args->outputs[i] = empty_tensor();
+      // A run cancelled (or past its deadline) before it starts does not start, on every
+      // device; the device polls between its own steps.
+      RunControl(args).poll();
       try {
         exe.run(*args);
       } catch (...) {

@@ -17,217 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "abi_harness.hpp"
 #include "device_test_support.hpp"
 
 namespace loom::device_testing {
 namespace {
-
-// ---- a fake host ----------------------------------------------------------------------------
-
-// Statuses are this file's own objects behind the opaque loom_status_t pointer.
-struct FakeStatus {
-  loom_status_code_t code;
-  std::string message;
-};
-loom_status_t* status_new(loom_status_code_t code, const char* message) {
-  return reinterpret_cast<loom_status_t*>(new FakeStatus{code, message ? message : ""});
-}
-loom_status_code_t status_code(const loom_status_t* s) {
-  return s ? reinterpret_cast<const FakeStatus*>(s)->code : LOOM_OK;
-}
-const char* status_message(const loom_status_t* s) {
-  return s ? reinterpret_cast<const FakeStatus*>(s)->message.c_str() : "";
-}
-void status_free(loom_status_t* s) {
-  delete reinterpret_cast<FakeStatus*>(s);
-}
-void log_message(loom_log_level_t, const char*, const char*) {}
-const loom_kernel_t* no_kernel(loom_host_t*, const char*, const char*, const char*, int64_t) {
-  return nullptr;
-}
-
-// The device API a plugin registered; one loaded plugin per family for the process.
-thread_local const loom_device_api_t* g_registered = nullptr;
-loom_status_t* register_device(loom_registrar_t*, const loom_device_api_t* api) {
-  g_registered = api;
-  return nullptr;
-}
-
-// Takes the status, returning its message ("" for success).
-std::string take(loom_status_t* s) {
-  std::string message = s ? status_message(s) : "";
-  if (s) status_free(s);
-  return message;
-}
-
-// The plugin's device API, or nullptr with `why` set. Each family is loaded once, from a copy.
-const loom_device_api_t* load_device(const std::string& family, std::string& why) {
-  static std::mutex mutex;
-  static std::deque<std::pair<std::string, const loom_device_api_t*>> loaded;
-  static loom_host_api_t host = [] {
-    loom_host_api_t h{};
-    h.struct_size = sizeof h;
-    h.abi_version = LOOM_ABI_VERSION;
-    h.status_new = status_new;
-    h.status_code = status_code;
-    h.status_message = status_message;
-    h.status_free = status_free;
-    h.log = log_message;
-    h.register_device = register_device;
-    h.find_kernel = no_kernel;
-    return h;
-  }();
-  std::lock_guard<std::mutex> lock(mutex);
-  for (const auto& [name, api] : loaded)
-    if (name == family) return api;
-  const std::filesystem::path original =
-      std::filesystem::path(plugin_dir()) / ("loom_" + family + ".so");
-  const std::filesystem::path copy = std::filesystem::temp_directory_path() /
-                                     ("loom_" + family + "_profile_" +
-                                      std::to_string(getpid()) + ".so");
-  std::error_code error;
-  std::filesystem::copy_file(original, copy, std::filesystem::copy_options::overwrite_existing,
-                             error);
-  if (error) {
-    why = "cannot copy " + original.string() + ": " + error.message();
-    return nullptr;
-  }
-  // Never closed: plugins may leave threads (OpenMP, drivers) that run their code until exit.
-  void* handle = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
-  std::filesystem::remove(copy, error);
-  if (!handle) {
-    why = std::string("dlopen: ") + dlerror();
-    return nullptr;
-  }
-  auto entry = reinterpret_cast<loom_plugin_entry_fn>(dlsym(handle, LOOM_PLUGIN_ENTRY_SYMBOL));
-  if (!entry) {
-    why = "no " LOOM_PLUGIN_ENTRY_SYMBOL " in " + original.string();
-    return nullptr;
-  }
-  loom_plugin_info_t info{};
-  info.struct_size = sizeof info;
-  g_registered = nullptr;
-  why = take(entry(&host, nullptr, &info));
-  if (!why.empty() || !g_registered) {
-    if (why.empty()) why = "the plugin registered no device";
-    return nullptr;
-  }
-  loaded.emplace_back(family, g_registered);
-  return g_registered;
-}
-
-// ---- hand-built graphs (every value with its static shape, as the core hands them over) ------
-
-struct Graph {
-  std::deque<loom_value_info_t> values;
-  std::deque<std::vector<int64_t>> dims;
-  std::deque<std::string> strings;
-  std::deque<std::vector<int32_t>> index_lists;
-  std::deque<std::vector<int64_t>> int_lists;
-  std::deque<std::vector<uint8_t>> data;
-  std::deque<loom_node_t> nodes;
-  std::deque<loom_attribute_t> attrs;
-  std::deque<std::vector<const loom_attribute_t*>> attr_lists;
-  std::vector<const loom_value_info_t*> value_ptrs;
-  std::vector<const loom_node_t*> node_ptrs;
-  std::vector<int32_t> inputs, outputs;
-  loom_graph_t graph{};
-
-  const char* keep(const std::string& s) {
-    strings.push_back(s);
-    return strings.back().c_str();
-  }
-  int32_t value(const std::string& name, loom_dtype_t dtype, std::vector<int64_t> shape,
-                uint32_t flags = 0) {
-    dims.push_back(std::move(shape));
-    loom_value_info_t v{};
-    v.struct_size = sizeof v;
-    v.name = keep(name);
-    v.dtype = dtype;
-    v.rank = static_cast<int32_t>(dims.back().size());
-    v.dims = dims.back().data();
-    v.flags = flags;
-    v.arena_offset = -1;
-    values.push_back(v);
-    auto id = static_cast<int32_t>(values.size() - 1);
-    if (flags & LOOM_VALUE_GRAPH_INPUT) inputs.push_back(id);
-    if (flags & LOOM_VALUE_GRAPH_OUTPUT) outputs.push_back(id);
-    return id;
-  }
-  template <typename T>
-  int32_t constant(const std::string& name, loom_dtype_t dtype, std::vector<int64_t> shape,
-                   const std::vector<T>& elements) {
-    int32_t id = value(name, dtype, std::move(shape), LOOM_VALUE_CONSTANT);
-    data.emplace_back(elements.size() * sizeof(T));
-    if (!elements.empty()) std::memcpy(data.back().data(), elements.data(), data.back().size());
-    values[static_cast<size_t>(id)].data = data.back().data();
-    values[static_cast<size_t>(id)].data_size = data.back().size();
-    return id;
-  }
-  // Returns the node's index in graph.nodes.
-  size_t node(const std::string& name, const std::string& op, std::vector<int32_t> in,
-              std::vector<int32_t> out, int64_t opset = 13) {
-    index_lists.push_back(std::move(in));
-    const auto& ins = index_lists.back();
-    index_lists.push_back(std::move(out));
-    const auto& outs = index_lists.back();
-    attr_lists.emplace_back();
-    loom_node_t n{};
-    n.struct_size = sizeof n;
-    n.name = keep(name);
-    n.op_type = keep(op);
-    n.domain = keep("");
-    n.opset = opset;
-    n.num_inputs = ins.size();
-    n.inputs = ins.data();
-    n.num_outputs = outs.size();
-    n.outputs = outs.data();
-    n.attributes = attr_lists.back().data();
-    nodes.push_back(n);
-    return nodes.size() - 1;
-  }
-  loom_attribute_t& attribute(size_t node, const std::string& name, loom_attr_type_t type) {
-    loom_attribute_t a{};
-    a.struct_size = sizeof a;
-    a.name = keep(name);
-    a.type = type;
-    attrs.push_back(a);
-    attr_lists[node].push_back(&attrs.back());
-    nodes[node].attributes = attr_lists[node].data();
-    nodes[node].num_attributes = attr_lists[node].size();
-    return attrs.back();
-  }
-  void ints(size_t node, const std::string& name, std::vector<int64_t> v) {
-    int_lists.push_back(std::move(v));
-    loom_attribute_t& a = attribute(node, name, LOOM_ATTR_INTS);
-    a.ints = int_lists.back().data();
-    a.count = int_lists.back().size();
-  }
-  void integer(size_t node, const std::string& name, int64_t v) {
-    attribute(node, name, LOOM_ATTR_INT).i = v;
-  }
-  void subgraph(size_t node, const std::string& name, const loom_graph_t* g) {
-    attribute(node, name, LOOM_ATTR_GRAPH).graph = g;
-  }
-  const loom_graph_t* finish(const char* name, const loom_graph_t* parent = nullptr) {
-    value_ptrs.clear();
-    for (auto& v : values) value_ptrs.push_back(&v);
-    node_ptrs.clear();
-    for (auto& n : nodes) node_ptrs.push_back(&n);
-    graph.struct_size = sizeof graph;
-    graph.name = name;
-    graph.num_values = value_ptrs.size();
-    graph.values = value_ptrs.data();
-    graph.num_nodes = node_ptrs.size();
-    graph.nodes = node_ptrs.data();
-    graph.num_inputs = inputs.size();
-    graph.inputs = inputs.data();
-    graph.num_outputs = outputs.size();
-    graph.outputs = outputs.data();
-    graph.parent = parent;
-    return &graph;
-  }
-};
 
 std::vector<float> ramp(size_t n, float scale, float shift) {
   std::vector<float> v(n);
@@ -401,8 +195,8 @@ class DeviceUnderTest {
       if (out.data)
         std::memcpy(output.data(), out.data, out.byte_size);
       else
-        error = take(
-            api_->copy_to_host(device_, out.buffer, out.offset, output.data(), out.byte_size));
+        error =
+            take(api_->copy_to_host(device_, out.buffer, out.offset, output.data(), out.byte_size));
     }
     if (out.buffer) api_->free_buffer(device_, out.buffer);
     api_->free_buffer(device_, in.buffer);
@@ -416,23 +210,6 @@ class DeviceUnderTest {
   const loom_graph_t* graph_ = nullptr;
   std::string error_;
 };
-
-// The first available instance's absence, or "".
-std::string unavailable(const loom_device_api_t* api) {
-  struct Found {
-    bool available = false;
-    std::string reason = "no instance listed";
-  } found;
-  api->enumerate(
-      api->user,
-      [](void* user, const loom_device_info_t* info) {
-        auto* f = static_cast<Found*>(user);
-        if (info->available) f->available = true;
-        else if (!f->available) f->reason = info->unavailable_reason;
-      },
-      &found);
-  return found.available ? "" : found.reason;
-}
 
 std::string describe(const std::vector<Step>& steps) {
   std::string text;
@@ -500,13 +277,14 @@ std::vector<Step> check_profiled_runs(const std::string& family, const std::stri
       // for each), so the reports come in time order without overlap.
       EXPECT_GE(s.start_ns, previous_end) << s.name << " overlaps the step before\n" << listing;
       previous_end = std::max(previous_end, s.end_ns);
-      EXPECT_TRUE(s.has_detail && !s.detail.empty())
-          << s.name << ": how the step ran is missing\n" << listing;
+      EXPECT_TRUE(s.has_detail && !s.detail.empty()) << s.name << ": how the step ran is missing\n"
+                                                     << listing;
       bool in_range = true;
       for (int32_t n : s.nodes) {
         in_range = in_range && n >= 0 && static_cast<size_t>(n) < graph->num_nodes;
         EXPECT_TRUE(n >= 0 && static_cast<size_t>(n) < graph->num_nodes)
-            << s.name << " reports node " << n << " of " << graph->num_nodes << "\n" << listing;
+            << s.name << " reports node " << n << " of " << graph->num_nodes << "\n"
+            << listing;
         if (in_range) ++covered[static_cast<size_t>(n)];
       }
       // A node's step carries the node's name; a fused step its first node's.
@@ -516,7 +294,8 @@ std::vector<Step> check_profiled_runs(const std::string& family, const std::stri
     }
     for (size_t n = 0; n < graph->num_nodes; ++n)
       EXPECT_GE(covered[n], 1) << "node " << n << " ('" << graph->nodes[n]->name
-                               << "') is in no step\n" << listing;
+                               << "') is in no step\n"
+                               << listing;
     if (run == 0) first = steps;
   }
   // Profiling changes no result.
@@ -534,8 +313,7 @@ std::vector<Step> check_profiled_runs(const std::string& family, const std::stri
 void expect_steps_profiled(const std::string& family, bool fuses_conv_relu,
                            const std::string& device_options) {
   Network net;
-  std::vector<Step> steps =
-      check_profiled_runs(family, device_options, &net.g.graph, net.x);
+  std::vector<Step> steps = check_profiled_runs(family, device_options, &net.g.graph, net.x);
   if (steps.empty() || ::testing::Test::IsSkipped()) return;
   const std::string listing = describe(steps);
   const auto conv = static_cast<int32_t>(net.conv), relu = static_cast<int32_t>(net.relu);
@@ -554,8 +332,7 @@ void expect_steps_profiled(const std::string& family, bool fuses_conv_relu,
                        << listing;
     // The fused Relu runs inside the Conv's step(s) (a device may launch several kernels for
     // one Conv, im2col and GEMM on opencl): no step of its own.
-    for (const Step& s : steps)
-      EXPECT_FALSE(s.nodes.size() == 1 && s.nodes[0] == relu) << listing;
+    for (const Step& s : steps) EXPECT_FALSE(s.nodes.size() == 1 && s.nodes[0] == relu) << listing;
   }
 }
 

@@ -16,9 +16,11 @@ std::string_view kernel_source();  // generated from kernels/*.cl (embed_kernels
 DeviceOptions parse_device_options(const char* options) {
   DeviceOptions result;
   std::string precision = "f32";
-  // The core passes the user's thread count to every device; the driver schedules its own.
+  // The core passes the user's thread count to every device; the driver schedules its own
+  // (the option is still checked).
+  int threads = 0;
   sdk::kit::OptionReader("opencl")
-      .ignore("threads", "N")
+      .threads(&threads)
       .precision(&precision)
       .choice("gemm", {"auto", "tiled", "blocked"}, &result.gemm)
       .choice("f16_convert", {"auto", "builtin", "bits"}, &result.f16_convert)

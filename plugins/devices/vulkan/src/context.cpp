@@ -18,9 +18,11 @@ Options parse_options(const char* text) {
   Options o;
   o.validation = validation_requested_by_environment();
   std::string precision = "f32";
-  // The core passes the user's thread count to every device; a GPU has no use for it.
+  // The core passes the user's thread count to every device; a GPU has no use for it (the
+  // option is still checked).
+  int threads = 0;
   sdk::kit::OptionReader("vulkan")
-      .ignore("threads", "N")
+      .threads(&threads)
       .precision(&precision)
       .flag("validation", &o.validation)
       .flag("pipeline_cache", &o.pipeline_cache)
