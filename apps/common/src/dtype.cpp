@@ -44,58 +44,6 @@ bool dtype_is_real_number(loom_dtype_t dtype) {
   return dtype_is_float(dtype) || dtype_is_integer(dtype) || dtype == LOOM_DTYPE_BOOL;
 }
 
-float half_to_float(uint16_t bits) {
-  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
-  uint32_t exponent = (bits >> 10) & 0x1Fu;
-  uint32_t mantissa = bits & 0x3FFu;
-  uint32_t out;
-  if (exponent == 0x1F) {
-    out = sign | 0x7F800000u | (mantissa << 13);  // inf / NaN (payload kept)
-  } else if (exponent != 0) {
-    out = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    out = sign;
-  } else {
-    // Subnormal half: value = mantissa * 2^-24, exact in float.
-    float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  return std::bit_cast<float>(out);
-}
-
-uint16_t float_to_half(float value) {
-  uint32_t f = std::bit_cast<uint32_t>(value);
-  uint16_t sign = static_cast<uint16_t>((f >> 16) & 0x8000u);
-  uint32_t abs = f & 0x7FFFFFFFu;
-  if (abs >= 0x7F800000u) {  // inf or NaN
-    return static_cast<uint16_t>(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0u));
-  }
-  if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // rounds to inf
-  if (abs < 0x38800000u) {
-    // Result is subnormal or zero: round abs * 2^24 to nearest even integer.
-    float magnitude = std::bit_cast<float>(abs);
-    float scaled = std::nearbyint(magnitude * 16777216.0f);  // default mode: ties to even
-    return static_cast<uint16_t>(sign | static_cast<uint16_t>(scaled));
-  }
-  uint32_t mantissa = abs & 0x7FFFFFu;
-  uint32_t exponent = (abs >> 23) - 112;
-  uint32_t half = (exponent << 10) | (mantissa >> 13);
-  uint32_t rest = mantissa & 0x1FFFu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // carries into exponent ok
-  return static_cast<uint16_t>(sign | half);
-}
-
-float bfloat16_to_float(uint16_t bits) {
-  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
-}
-
-uint16_t float_to_bfloat16(float value) {
-  uint32_t f = std::bit_cast<uint32_t>(value);
-  if ((f & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((f >> 16) | 0x40u);  // NaN
-  uint32_t rounding = 0x7FFFu + ((f >> 16) & 1u);
-  return static_cast<uint16_t>((f + rounding) >> 16);
-}
-
 namespace {
 template <typename T>
 T load(const void* data, size_t index) {

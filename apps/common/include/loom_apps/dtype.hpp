@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <loom/half.hpp>
 #include <string_view>
 
 namespace loom::apps {
@@ -16,11 +17,11 @@ std::string_view dtype_name(loom_dtype_t dtype);
 bool dtype_is_float(loom_dtype_t dtype);    // float16/32/64, bfloat16
 bool dtype_is_integer(loom_dtype_t dtype);  // signed and unsigned ints (not bool)
 
-// IEEE binary16 and bfloat16 <-> float, round-to-nearest-even, NaN preserved.
-float half_to_float(uint16_t bits);
-uint16_t float_to_half(float value);
-float bfloat16_to_float(uint16_t bits);
-uint16_t float_to_bfloat16(float value);
+// IEEE binary16 and bfloat16 <-> float, round-to-nearest-even, NaN preserved (the SDK's).
+using sdk::bfloat16_to_float;
+using sdk::float_to_bfloat16;
+using sdk::float_to_half;
+using sdk::half_to_float;
 
 // Element `index` of a numeric or bool buffer of `dtype`, widened to double (complex: the real
 // part). Precondition: dtype_size(dtype) > 0.

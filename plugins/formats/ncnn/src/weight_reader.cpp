@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <loom/half.hpp>
 #include <loom/plugin.hpp>
 
 namespace loom::ncnnfmt {
@@ -17,18 +18,6 @@ size_t align4(size_t n) {
 }
 
 }  // namespace
-
-float half_to_float(uint16_t h) {
-  uint32_t sign = (h >> 15) & 1u, exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
-  float magnitude;
-  if (exponent == 0)
-    magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-  else if (exponent == 31)
-    magnitude = mantissa ? NAN : INFINITY;
-  else
-    magnitude = std::ldexp(static_cast<float>(mantissa | 0x400u), static_cast<int>(exponent) - 25);
-  return sign ? -magnitude : magnitude;
-}
 
 const uint8_t* WeightReader::take(size_t bytes, const std::string& what) {
   if (bytes > size_ - pos_)
@@ -79,7 +68,7 @@ std::vector<float> WeightReader::read(int64_t count, BlobStorage storage, const 
     for (size_t i = 0; i < n; ++i) {
       uint16_t h;
       std::memcpy(&h, p + 2 * i, 2);
-      out[i] = half_to_float(h);
+      out[i] = sdk::half_to_float(h);
     }
     return out;
   }

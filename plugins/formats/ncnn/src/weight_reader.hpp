@@ -36,6 +36,4 @@ class WeightReader {
   size_t pos_ = 0;
 };
 
-float half_to_float(uint16_t h);
-
 }  // namespace loom::ncnnfmt
