@@ -139,12 +139,4 @@ void copy_value(Executable& exe, int src, int dst, const std::string& label) {
       .launch_1d(s.elements);
 }
 
-int64_t normalize_axis(const NodeInfo& node, int64_t axis, int64_t rank) {
-  int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= std::max<int64_t>(rank, 1))
-    sdk::fail(LOOM_ERROR_INVALID_MODEL, node.describe() + ": axis " + std::to_string(axis) +
-                                            " is out of range for rank " + std::to_string(rank));
-  return a;
-}
-
 }  // namespace loom::opencl

@@ -66,7 +66,4 @@ struct GemmCall {
 };
 void emit_gemm(Executable& exe, const GemmCall& call, const std::string& label);
 
-// Axis in [0, rank) or an exception naming the node.
-int64_t normalize_axis(const NodeInfo& node, int64_t axis, int64_t rank);
-
 }  // namespace loom::opencl

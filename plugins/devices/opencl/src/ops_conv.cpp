@@ -5,6 +5,7 @@
 // GEMM's epilogue.
 #include <cmath>
 #include <cstring>
+#include <loom/op_semantics.hpp>
 
 #include "ops.hpp"
 
@@ -27,19 +28,7 @@ std::vector<int64_t> ints_or(const NodeInfo& node, const char* name,
 std::vector<int64_t> leading_pads(const NodeInfo& node, const std::vector<int64_t>& in,
                                   const std::vector<int64_t>& out, const std::vector<int64_t>& k,
                                   const std::vector<int64_t>& s, const std::vector<int64_t>& d) {
-  size_t r = in.size();
-  std::string auto_pad = node.attrs.get_string("auto_pad", "NOTSET");
-  std::vector<int64_t> lead(r, 0);
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (size_t i = 0; i < r; ++i) {
-      int64_t total = std::max<int64_t>(0, (out[i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[i]);
-      lead[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    }
-  } else if (auto_pad != "VALID") {
-    std::vector<int64_t> pads = ints_or(node, "pads", std::vector<int64_t>(2 * r, 0));
-    for (size_t i = 0; i < r && i < pads.size(); ++i) lead[i] = pads[i];
-  }
-  return lead;
+  return sdk::window_pads(node.attrs, in, out, k, s, d, node.describe()).begin;
 }
 
 ConvGeometry geometry(Executable& exe, const NodeInfo& node) {

@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstring>
 #include <loom/half.hpp>
+#include <loom/op_semantics.hpp>
 #include <optional>
 
 #include "ops.hpp"
@@ -105,7 +106,7 @@ std::string check_concat(const NodeInfo& node) {
 void lower_concat(Executable& exe, const NodeInfo& node, const Fusion&) {
   const Value& y = exe.value(node.output_id(0));
   auto rank = static_cast<int64_t>(y.shape.size());
-  int64_t axis = normalize_axis(node, node.attrs.get_int("axis", 0), rank);
+  int64_t axis = sdk::normalize_axis(node.attrs.get_int("axis", 0), rank, node.describe());
   std::vector<int64_t> ys = contiguous_strides(y.shape);
   int64_t offset = 0;
   for (size_t i = 0; i < node.node.num_inputs; ++i) {
@@ -125,7 +126,7 @@ std::string check_split(const NodeInfo& node) {
 void lower_split(Executable& exe, const NodeInfo& node, const Fusion&) {
   const Value& x = exe.value(node.input_id(0));
   auto rank = static_cast<int64_t>(x.shape.size());
-  int64_t axis = normalize_axis(node, node.attrs.get_int("axis", 0), rank);
+  int64_t axis = sdk::normalize_axis(node.attrs.get_int("axis", 0), rank, node.describe());
   std::vector<int64_t> xs = contiguous_strides(x.shape);
   int64_t offset = 0;
   for (size_t o = 0; o < node.node.num_outputs; ++o) {
@@ -194,7 +195,7 @@ void lower_slice(Executable& exe, const NodeInfo& node, const Fusion&) {
   std::vector<int64_t> in_strides = contiguous_strides(x.shape), xs = in_strides;
   int64_t x_extra = 0;
   for (size_t i = 0; i < p.axes.size(); ++i) {
-    int64_t axis = normalize_axis(node, p.axes[i], rank);
+    int64_t axis = sdk::normalize_axis(p.axes[i], rank, node.describe());
     int64_t dim = x.shape[axis], step = p.steps[i];
     int64_t start = p.starts[i] < 0 ? p.starts[i] + dim : p.starts[i];
     start = step > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, dim - 1);
@@ -217,7 +218,7 @@ void lower_gather(Executable& exe, const NodeInfo& node, const Fusion&) {
   const Value& idx = exe.value(node.input_id(1));
   const Value& y = exe.value(node.output_id(0));
   auto rank = static_cast<int64_t>(x.shape.size());
-  int64_t axis = normalize_axis(node, node.attrs.get_int("axis", 0), rank);
+  int64_t axis = sdk::normalize_axis(node.attrs.get_int("axis", 0), rank, node.describe());
   int64_t inner = 1;
   for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
   std::string kernel = std::string("gather_") + size_suffix(x.elem_size) +

@@ -1,4 +1,6 @@
 // Softmax, LogSoftmax and LayerNormalization: one work-group per row (kernels/normalization.cl).
+#include <loom/op_semantics.hpp>
+
 #include "ops.hpp"
 
 namespace loom::opencl {
@@ -12,7 +14,8 @@ void lower_softmax(Executable& exe, const NodeInfo& node, const Fusion&) {
   const Value& x = exe.value(node.input_id(0));
   auto rank = static_cast<int64_t>(x.shape.size());
   bool coerce_2d = node.node.opset < 13;  // before opset 13: rows are [axis:] flattened
-  int64_t axis = normalize_axis(node, node.attrs.get_int("axis", coerce_2d ? 1 : -1), rank);
+  int64_t axis =
+      sdk::normalize_axis(node.attrs.get_int("axis", coerce_2d ? 1 : -1), rank, node.describe());
   int64_t outer = 1, len = 1, inner = 1;
   for (int64_t d = 0; d < rank; ++d) {
     int64_t e = x.shape[d];
@@ -59,7 +62,7 @@ std::string check_layer_norm(const NodeInfo& node) {
 void lower_layer_norm(Executable& exe, const NodeInfo& node, const Fusion&) {
   const Value& x = exe.value(node.input_id(0));
   auto rank = static_cast<int64_t>(x.shape.size());
-  int64_t axis = normalize_axis(node, node.attrs.get_int("axis", -1), rank);
+  int64_t axis = sdk::normalize_axis(node.attrs.get_int("axis", -1), rank, node.describe());
   int64_t len = 1;
   for (int64_t d = axis; d < rank; ++d) len *= x.shape[d];
   for (size_t i = 1; i <= 2; ++i)

@@ -1,5 +1,7 @@
 // MaxPool, AveragePool (1-D and 2-D) and GlobalAveragePool/GlobalMaxPool over NC... tensors.
 // Output sizes (ceil_mode included) come from shape inference; only the pads matter here.
+#include <loom/op_semantics.hpp>
+
 #include "ops.hpp"
 
 namespace loom::opencl {
@@ -26,19 +28,8 @@ PoolGeometry geometry(Executable& exe, const NodeInfo& node) {
               node.describe() + ": kernel_shape must have " + std::to_string(r) + " values");
   std::vector<int64_t> s = ints_or(node, "strides", std::vector<int64_t>(r, 1));
   std::vector<int64_t> d = ints_or(node, "dilations", std::vector<int64_t>(r, 1));
-  std::vector<int64_t> begin(r, 0), end(r, 0);
-  std::string auto_pad = node.attrs.get_string("auto_pad", "NOTSET");
-  for (size_t i = 0; i < r; ++i) {
-    int64_t in = x[2 + i], out = y[2 + i];
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      int64_t total = std::max<int64_t>(0, (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in);
-      begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      end[i] = total - begin[i];
-    } else if (auto_pad != "VALID") {
-      std::vector<int64_t> pads = ints_or(node, "pads", std::vector<int64_t>(2 * r, 0));
-      if (pads.size() == 2 * r) begin[i] = pads[i], end[i] = pads[r + i];
-    }
-  }
+  const std::vector<int64_t> in(x.begin() + 2, x.end()), out(y.begin() + 2, y.end());
+  const auto [begin, end] = sdk::window_pads(node.attrs, in, out, k, s, d, node.describe());
   PoolGeometry g;
   g.NC = x[0] * x[1];
   size_t w = r - 1;  // the last spatial axis is W; a 2-D pool also has H

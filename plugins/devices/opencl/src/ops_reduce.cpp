@@ -1,6 +1,7 @@
 // Reduce* over any set of axes (kernels/reduce.cl): axes from the attribute (older opsets) or
 // from a constant second input (ReduceSum since 13, the others since 18).
 #include <algorithm>
+#include <loom/op_semantics.hpp>
 #include <map>
 
 #include "ops.hpp"
@@ -55,7 +56,8 @@ void lower_reduce(Executable& exe, const NodeInfo& node, const Fusion&) {
     for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
   }
   std::vector<bool> reduced(static_cast<size_t>(rank), false);
-  for (int64_t a : axes) reduced[static_cast<size_t>(normalize_axis(node, a, rank))] = true;
+  for (int64_t a : axes)
+    reduced[static_cast<size_t>(sdk::normalize_axis(a, rank, node.describe()))] = true;
   std::vector<int64_t> strides = contiguous_strides(x.shape);
   std::vector<int64_t> kdims, kstrides, rdims, rstrides;
   for (int64_t d = 0; d < rank; ++d) {

@@ -40,21 +40,11 @@ ConvShape conv_shape(const loom_node_t& node, const std::vector<int64_t>& x,
     return v;
   };
   auto strides = ints("strides", 1), dil = ints("dilations", 1);
-  std::vector<int64_t> pads(2 * sp, 0);
-  if (auto p = a.get_ints("pads"))
-    for (size_t i = 0; i < pads.size() && i < p->size(); ++i) pads[i] = (*p)[i];
-  std::string auto_pad = a.get_string("auto_pad", "NOTSET");
   std::vector<int64_t> in = {s.h, s.w}, out = {s.oh, s.ow}, ker = {s.kh, s.kw};
   if (one_d) in = {s.w}, out = {s.ow}, ker = {s.kw};
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (size_t i = 0; i < sp; ++i) {
-      int64_t total =
-          std::max<int64_t>(0, (out[i] - 1) * strides[i] + (ker[i] - 1) * dil[i] + 1 - in[i]);
-      pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    }
-  } else if (auto_pad == "VALID") {
-    std::fill(pads.begin(), pads.end(), 0);
-  }
+  const std::vector<int64_t> pads =
+      sdk::window_pads(a, in, out, ker, strides, dil, std::string("Conv node '") + node.name + "'")
+          .begin;
   if (one_d) {
     s.sh = 1, s.dh = 1, s.pt = 0;
     s.sw = strides[0], s.dw = dil[0], s.pl = pads[0];

@@ -129,7 +129,8 @@ void build_transpose(Builder& b, const loom_node_t& node) {
   auto in_strides = strides_of(x.dims);
   std::vector<int64_t> ss;
   for (int64_t p : perm)
-    ss.push_back(in_strides.at(static_cast<size_t>(normalize_axis(p, x.rank()))));
+    ss.push_back(in_strides.at(static_cast<size_t>(
+        sdk::normalize_axis(p, x.rank(), std::string("Transpose node '") + node.name + "'"))));
   strided_copy(b, x.loc, y.loc, y.dims, ss, strides_of(y.dims), sdk::dtype_size(x.dtype));
 }
 
@@ -143,9 +144,8 @@ std::string check_concat(const loom_graph_t& graph, const loom_node_t& node) {
 
 void build_concat(Builder& b, const loom_node_t& node) {
   const TensorInfo& y = b.output(node, 0);
-  int64_t axis = normalize_axis(sdk::Attributes(node).get_int("axis", 0), y.rank());
-  if (axis < 0)
-    sdk::fail(LOOM_ERROR_INVALID_MODEL, std::string("Concat node '") + node.name + "': bad axis");
+  int64_t axis = sdk::normalize_axis(sdk::Attributes(node).get_int("axis", 0), y.rank(),
+                                     std::string("Concat node '") + node.name + "'");
   auto ys = strides_of(y.dims);
   size_t elem = sdk::dtype_size(y.dtype);
   int64_t at = 0;
@@ -165,9 +165,8 @@ std::string check_split(const loom_graph_t& graph, const loom_node_t& node) {
 
 void build_split(Builder& b, const loom_node_t& node) {
   const TensorInfo& x = b.input(node, 0);
-  int64_t axis = normalize_axis(sdk::Attributes(node).get_int("axis", 0), x.rank());
-  if (axis < 0)
-    sdk::fail(LOOM_ERROR_INVALID_MODEL, std::string("Split node '") + node.name + "': bad axis");
+  int64_t axis = sdk::normalize_axis(sdk::Attributes(node).get_int("axis", 0), x.rank(),
+                                     std::string("Split node '") + node.name + "'");
   auto xs = strides_of(x.dims);
   size_t elem = sdk::dtype_size(x.dtype);
   int64_t at = 0;
@@ -223,8 +222,9 @@ std::optional<SliceParams> slice_params(const loom_graph_t& graph, const loom_no
   p.start.assign(dims.size(), 0);
   p.step.assign(dims.size(), 1);
   for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t ax = normalize_axis(axes[i], rank);
-    if (ax < 0 || steps[i] == 0) return std::nullopt;
+    std::optional<int64_t> normalized = sdk::try_normalize_axis(axes[i], rank);
+    if (!normalized || steps[i] == 0) return std::nullopt;
+    int64_t ax = *normalized;
     int64_t d = dims[static_cast<size_t>(ax)], st = starts[i];
     if (st < 0) st += d;
     // Clamp as the ONNX spec does: [0, d] for positive steps, [0, d - 1] for negative ones.
@@ -296,9 +296,8 @@ void build_gather(Builder& b, const loom_node_t& node) {
   const TensorInfo& x = b.input(node, 0);
   const TensorInfo& idx = b.input(node, 1);
   const TensorInfo& y = b.output(node, 0);
-  int64_t axis = normalize_axis(sdk::Attributes(node).get_int("axis", 0), x.rank());
-  if (axis < 0)
-    sdk::fail(LOOM_ERROR_INVALID_MODEL, std::string("Gather node '") + node.name + "': bad axis");
+  int64_t axis = sdk::normalize_axis(sdk::Attributes(node).get_int("axis", 0), x.rank(),
+                                     std::string("Gather node '") + node.name + "'");
   // In kernel elements: 16-bit units for fp16 storage, else 32-bit words.
   const bool half = sdk::dtype_size(x.dtype) == 2;
   int64_t outer = 1, inner = half ? 1 : static_cast<int64_t>(sdk::dtype_size(x.dtype) / 4);

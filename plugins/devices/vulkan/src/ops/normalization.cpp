@@ -11,7 +11,7 @@ std::string check_softmax(const loom_graph_t& graph, const loom_node_t& node) {
   if (auto r = require_rank(x, "input", 16); !r.empty()) return r;
   sdk::Attributes a(node);
   int64_t axis = a.get_int("axis", node.opset >= 13 ? -1 : 1);
-  if (x->rank > 0 && normalize_axis(axis, x->rank) < 0) return "axis is out of range";
+  if (x->rank > 0 && !sdk::try_normalize_axis(axis, x->rank)) return "axis is out of range";
   return "";
 }
 
@@ -25,7 +25,8 @@ void build_softmax(Builder& b, const loom_node_t& node) {
     b.copy(b.upload_floats(std::span<const float>(&one, 1)), y.loc, y.loc.bytes);
     return;
   }
-  int64_t axis = normalize_axis(a.get_int("axis", node.opset >= 13 ? -1 : 1), rank);
+  int64_t axis = sdk::normalize_axis(a.get_int("axis", node.opset >= 13 ? -1 : 1), rank,
+                                     std::string(node.op_type) + " node '" + node.name + "'");
   int64_t outer = 1, len = 1, inner = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= x.dims[i];
   if (node.opset >= 13) {
@@ -52,7 +53,7 @@ std::string check_layernorm(const loom_graph_t& graph, const loom_node_t& node) 
   for (size_t o = 1; o < node.num_outputs; ++o)
     if (node.outputs[o] >= 0) return "LayerNormalization Mean/InvStdDev outputs are not supported";
   sdk::Attributes a(node);
-  if (normalize_axis(a.get_int("axis", -1), x->rank) < 0) return "axis is out of range";
+  if (!sdk::try_normalize_axis(a.get_int("axis", -1), x->rank)) return "axis is out of range";
   return "";
 }
 
@@ -62,7 +63,8 @@ void build_layernorm(Builder& b, const loom_node_t& node) {
   const TensorInfo* bias = b.has_input(node, 2) ? &b.input(node, 2) : nullptr;
   const TensorInfo& y = b.output(node, 0);
   sdk::Attributes a(node);
-  int64_t axis = normalize_axis(a.get_int("axis", -1), x.rank());
+  int64_t axis = sdk::normalize_axis(a.get_int("axis", -1), x.rank(),
+                                     std::string("LayerNormalization node '") + node.name + "'");
   int64_t rows = 1, len = 1;
   for (int64_t i = 0; i < axis; ++i) rows *= x.dims[i];
   for (int64_t i = axis; i < x.rank(); ++i) len *= x.dims[i];

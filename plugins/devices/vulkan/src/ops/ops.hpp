@@ -2,6 +2,7 @@
 // refuses) and a builder that turns one node into dispatches. One op family per file.
 #pragma once
 
+#include <loom/op_semantics.hpp>
 #include <loom/plugin.hpp>
 #include <optional>
 #include <string>
@@ -47,8 +48,7 @@ std::string require_rank(const loom_value_info_t* value, const char* role, int m
 // Integer data of a constant input (int64 or int32), or nullopt when it is not a constant.
 std::optional<std::vector<int64_t>> constant_ints(const loom_value_info_t* value);
 std::optional<std::vector<float>> constant_floats(const loom_value_info_t* value);
-// Normalizes a possibly negative axis against rank; throws/returns -1 when out of range.
-int64_t normalize_axis(int64_t axis, int64_t rank);
+
 // Row-major strides of dims, in elements.
 std::vector<int64_t> strides_of(const std::vector<int64_t>& dims);
 

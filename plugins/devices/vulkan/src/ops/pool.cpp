@@ -40,20 +40,12 @@ void build_pool(Builder& b, const loom_node_t& node) {
     kernel.assign(k->begin(), k->end());
     if (auto s = a.get_ints("strides"); s && s->size() == sp) strides.assign(s->begin(), s->end());
     if (auto d = a.get_ints("dilations"); d && d->size() == sp) dil.assign(d->begin(), d->end());
-    if (auto p = a.get_ints("pads"); p && p->size() == 2 * sp) pads.assign(p->begin(), p->end());
-    std::string auto_pad = a.get_string("auto_pad", "NOTSET");
     std::vector<int64_t> in = one_d ? std::vector<int64_t>{w} : std::vector<int64_t>{h, w};
     std::vector<int64_t> out = one_d ? std::vector<int64_t>{ow} : std::vector<int64_t>{oh, ow};
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      for (size_t i = 0; i < sp; ++i) {
-        int64_t total =
-            std::max<int64_t>(0, (out[i] - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 - in[i]);
-        pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-        pads[i + sp] = total - pads[i];
-      }
-    } else if (auto_pad == "VALID") {
-      std::fill(pads.begin(), pads.end(), 0);
-    }
+    sdk::WindowPads p =
+        sdk::window_pads(a, in, out, kernel, strides, dil, op + " node '" + node.name + "'");
+    pads = p.begin;
+    pads.insert(pads.end(), p.end.begin(), p.end.end());
   }
   if (one_d) {
     kernel.insert(kernel.begin(), 1);

@@ -45,9 +45,9 @@ std::optional<std::set<int64_t>> axes_of(const loom_graph_t& graph, const loom_n
   if (axes.empty() && !*noop)
     for (int64_t i = 0; i < rank; ++i) out.insert(i);
   for (int64_t ax : axes) {
-    int64_t n = normalize_axis(ax, rank);
-    if (n < 0) return std::nullopt;
-    out.insert(n);
+    std::optional<int64_t> n = sdk::try_normalize_axis(ax, rank);
+    if (!n) return std::nullopt;
+    out.insert(*n);
   }
   return out;
 }

@@ -95,11 +95,6 @@ std::optional<std::vector<float>> constant_floats(const loom_value_info_t* value
   return out;
 }
 
-int64_t normalize_axis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank) return -1;
-  return axis < 0 ? axis + rank : axis;
-}
-
 std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
   std::vector<int64_t> s(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
