@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <loom/op_semantics.hpp>
 #include <optional>
 
 #include "run_guard.hpp"
@@ -254,11 +255,13 @@ std::vector<HostValue> run_loop(const Node& node, const std::vector<HostValue>& 
   return result;
 }
 
+// The sdk's axis rule; a bad axis here comes from the run's data (INVALID_ARGUMENT).
 int normalize_axis(int64_t axis, int rank, const std::string& what) {
-  if (axis < -rank || axis >= rank)
+  std::optional<int64_t> a = sdk::try_normalize_axis(axis, rank);
+  if (!a)
     fail(LOOM_ERROR_INVALID_ARGUMENT, what + " axis " + std::to_string(axis) +
                                           " is out of range for rank " + std::to_string(rank));
-  return static_cast<int>(axis < 0 ? axis + rank : axis);
+  return static_cast<int>(*a);
 }
 
 std::vector<HostValue> run_scan(const Node& node, const std::vector<HostValue>& inputs,

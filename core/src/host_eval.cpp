@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <loom/op_semantics.hpp>
 #include <set>
 #include <string>
 
@@ -47,11 +48,6 @@ int64_t fit(loom_dtype_t dtype, int64_t v) {
   if (dtype == LOOM_DTYPE_INT32) return static_cast<int32_t>(static_cast<uint32_t>(v));
   if (dtype == LOOM_DTYPE_BOOL) return v != 0;
   return v;
-}
-
-std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank) return std::nullopt;
-  return axis < 0 ? axis + rank : axis;
 }
 
 int64_t int_attr(const Node& n, const char* name, int64_t fallback) {
@@ -164,7 +160,8 @@ Result eval_cast(const Node& n, const HostTensor& x) {
 
 Result eval_gather(const Node& n, const HostTensor& data, const HostTensor& indices) {
   if (data.dims.empty() || !integer_dtype(indices.dtype)) return std::nullopt;
-  auto axis = normalize_axis(int_attr(n, "axis", 0), static_cast<int64_t>(data.dims.size()));
+  auto axis =
+      sdk::try_normalize_axis(int_attr(n, "axis", 0), static_cast<int64_t>(data.dims.size()));
   if (!axis) return std::nullopt;
   size_t a = static_cast<size_t>(*axis);
   int64_t dim = data.dims[a];
@@ -195,7 +192,7 @@ Result eval_unsqueeze(const Node& n, const std::vector<HostInput>& in) {
   int64_t rank = static_cast<int64_t>(x->dims.size() + (*axes)->size());
   std::set<int64_t> at;
   for (int64_t axis : **axes) {
-    auto a = normalize_axis(axis, rank);
+    auto a = sdk::try_normalize_axis(axis, rank);
     if (!a || !at.insert(*a).second) return std::nullopt;
   }
   HostTensor t{x->dtype, {}, x->data};
@@ -212,7 +209,7 @@ Result eval_squeeze(const Node& n, const std::vector<HostInput>& in) {
   std::set<int64_t> at;
   if (*axes) {
     for (int64_t axis : **axes) {
-      auto a = normalize_axis(axis, rank);
+      auto a = sdk::try_normalize_axis(axis, rank);
       if (!a || x->dims[static_cast<size_t>(*a)] != 1 || !at.insert(*a).second) return std::nullopt;
     }
   } else {
@@ -232,7 +229,7 @@ Result eval_concat(const Node& n, const std::vector<HostInput>& in) {
         i.value->dims.size() != in[0].value->dims.size())
       return std::nullopt;
   const Dims& first = in[0].value->dims;
-  auto axis = normalize_axis(int_attr(n, "axis", 0), static_cast<int64_t>(first.size()));
+  auto axis = sdk::try_normalize_axis(int_attr(n, "axis", 0), static_cast<int64_t>(first.size()));
   if (!axis) return std::nullopt;
   size_t a = static_cast<size_t>(*axis);
   HostTensor t{in[0].value->dtype, first, {}};
@@ -269,7 +266,7 @@ Result eval_slice(const Node& n, const std::vector<HostInput>& in) {
   Dims begin(x->dims.size(), 0), step(x->dims.size(), 1), out = x->dims;
   std::set<int64_t> seen;
   for (size_t i = 0; i < k; ++i) {
-    auto axis = normalize_axis(*axes ? (**axes)[i] : static_cast<int64_t>(i), rank);
+    auto axis = sdk::try_normalize_axis(*axes ? (**axes)[i] : static_cast<int64_t>(i), rank);
     if (!axis || !seen.insert(*axis).second) return std::nullopt;
     size_t a = static_cast<size_t>(*axis);
     int64_t dim = x->dims[a], s = *steps ? (**steps)[i] : 1;

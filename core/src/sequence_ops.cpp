@@ -1,6 +1,7 @@
 #include "sequence_ops.hpp"
 
 #include <cstring>
+#include <loom/op_semantics.hpp>
 #include <string>
 
 #include "status.hpp"
@@ -80,11 +81,13 @@ HostValue element_for(const HostValue& sequence, const HostValue& tensor) {
   return owned_host_value(tensor);
 }
 
+// The sdk's axis rule; a bad axis here comes from the run's data (INVALID_ARGUMENT).
 int normalize_axis(int64_t axis, int64_t rank, const char* what) {
-  if (axis < -rank || axis >= rank)
+  std::optional<int64_t> a = sdk::try_normalize_axis(axis, rank);
+  if (!a)
     invalid(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
             std::to_string(rank));
-  return static_cast<int>(axis < 0 ? axis + rank : axis);
+  return static_cast<int>(*a);
 }
 
 // ---- ops -------------------------------------------------------------------------------------

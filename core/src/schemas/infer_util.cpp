@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <loom/op_semantics.hpp>
 
 namespace loom::core::infer {
 
@@ -177,10 +178,11 @@ void NodeView::fail(const std::string& what) const {
 }
 
 int64_t NodeView::normalize_axis(int64_t axis, int64_t rank, const char* what) const {
-  if (axis < -rank || axis >= rank)
+  std::optional<int64_t> a = sdk::try_normalize_axis(axis, rank);
+  if (!a)
     fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
          std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
+  return *a;
 }
 
 Dims broadcast(const NodeView& v, const Dims& a, const Dims& b) {
