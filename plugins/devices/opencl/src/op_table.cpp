@@ -7,9 +7,9 @@
 namespace loom::opencl {
 namespace {
 
-const std::vector<OpEntry>& table() {
-  static const std::vector<OpEntry> entries = [] {
-    std::vector<OpEntry> t;
+const OpTable& table() {
+  static const OpTable entries = [] {
+    OpTable t;
     add_elementwise_ops(t);
     add_conv_ops(t);
     add_gemm_ops(t);
@@ -26,9 +26,7 @@ const std::vector<OpEntry>& table() {
 }  // namespace
 
 const OpEntry* find_op(std::string_view op_type) {
-  for (const OpEntry& e : table())
-    if (op_type == e.op_type) return &e;
-  return nullptr;
+  return table().find_any("", op_type);
 }
 
 std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node) {

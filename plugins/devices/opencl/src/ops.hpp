@@ -4,6 +4,7 @@
 #pragma once
 
 #include <limits>
+#include <loom/op_registry.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,24 +15,25 @@
 namespace loom::opencl {
 
 struct OpEntry {
-  const char* op_type;
   // "" when the device runs the node, else why not (shown by --explain).
   std::string (*check)(const NodeInfo& node);
   void (*lower)(Executable& exe, const NodeInfo& node, const Fusion& fusion);
 };
+using OpTable = sdk::OpRegistry<OpEntry>;
 
+// The entry for a node of the ONNX domain (the entries handle the opset versions themselves).
 const OpEntry* find_op(std::string_view op_type);
 // "" when supported; applies the checks common to every op first.
 std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node);
 
-void add_elementwise_ops(std::vector<OpEntry>& table);
-void add_conv_ops(std::vector<OpEntry>& table);
-void add_gemm_ops(std::vector<OpEntry>& table);
-void add_pool_ops(std::vector<OpEntry>& table);
-void add_normalization_ops(std::vector<OpEntry>& table);
-void add_reduce_ops(std::vector<OpEntry>& table);
-void add_movement_ops(std::vector<OpEntry>& table);
-void add_resize_ops(std::vector<OpEntry>& table);
+void add_elementwise_ops(OpTable& table);
+void add_conv_ops(OpTable& table);
+void add_gemm_ops(OpTable& table);
+void add_pool_ops(OpTable& table);
+void add_normalization_ops(OpTable& table);
+void add_reduce_ops(OpTable& table);
+void add_movement_ops(OpTable& table);
+void add_resize_ops(OpTable& table);
 
 // ---- helpers shared by the op families ----
 

@@ -217,8 +217,8 @@ bool conv_accepts_batch_norm(const NodeInfo& conv) {
   return conv.constant_floats(1) && (!conv.input(2) || conv.constant_floats(2));
 }
 
-void add_conv_ops(std::vector<OpEntry>& table) {
-  table.push_back({"Conv", check_conv, lower_conv});
+void add_conv_ops(OpTable& table) {
+  table.add("Conv", {check_conv, lower_conv});
 }
 
 }  // namespace loom::opencl

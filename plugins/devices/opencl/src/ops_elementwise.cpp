@@ -377,17 +377,15 @@ bool activation_bounds(const NodeInfo& node, float& lo, float& hi) {
   return false;
 }
 
-void add_elementwise_ops(std::vector<OpEntry>& table) {
-  for (const auto& [op, kernel] : unary_ops())
-    table.push_back({op.c_str(), check_unary, lower_unary});
-  table.push_back({"Clip", check_clip, lower_clip});
-  for (const auto& [op, name] : binary_ops())
-    table.push_back({op.c_str(), check_binary, lower_binary});
+void add_elementwise_ops(OpTable& table) {
+  for (const auto& [op, kernel] : unary_ops()) table.add(op.c_str(), {check_unary, lower_unary});
+  table.add("Clip", {check_clip, lower_clip});
+  for (const auto& [op, name] : binary_ops()) table.add(op.c_str(), {check_binary, lower_binary});
   for (const auto& [op, name] : compare_ops())
-    table.push_back({op.c_str(), check_compare, lower_compare});
-  table.push_back({"Where", check_where, lower_where});
-  table.push_back({"Cast", check_cast, lower_cast});
-  table.push_back({"BatchNormalization", check_batch_norm, lower_batch_norm});
+    table.add(op.c_str(), {check_compare, lower_compare});
+  table.add("Where", {check_where, lower_where});
+  table.add("Cast", {check_cast, lower_cast});
+  table.add("BatchNormalization", {check_batch_norm, lower_batch_norm});
 }
 
 }  // namespace loom::opencl

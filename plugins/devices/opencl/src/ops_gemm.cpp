@@ -172,9 +172,9 @@ void lower_matmul(Executable& exe, const NodeInfo& node, const Fusion& fusion) {
 
 }  // namespace
 
-void add_gemm_ops(std::vector<OpEntry>& table) {
-  table.push_back({"Gemm", check_gemm, lower_gemm});
-  table.push_back({"MatMul", check_matmul, lower_matmul});
+void add_gemm_ops(OpTable& table) {
+  table.add("Gemm", {check_gemm, lower_gemm});
+  table.add("MatMul", {check_matmul, lower_matmul});
 }
 
 }  // namespace loom::opencl

@@ -368,17 +368,17 @@ void lower_constant(Executable& exe, const NodeInfo& node, const Fusion&) {
 
 }  // namespace
 
-void add_movement_ops(std::vector<OpEntry>& table) {
+void add_movement_ops(OpTable& table) {
   for (const char* op : {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"})
-    table.push_back({op, check_reshape, lower_copy});
-  table.push_back({"Transpose", check_transpose, lower_transpose});
-  table.push_back({"Expand", check_expand, lower_expand});
-  table.push_back({"Concat", check_concat, lower_concat});
-  table.push_back({"Split", check_split, lower_split});
-  table.push_back({"Slice", check_slice, lower_slice});
-  table.push_back({"Gather", check_gather, lower_gather});
-  table.push_back({"Pad", check_pad, lower_pad});
-  table.push_back({"Constant", check_constant, lower_constant});
+    table.add(op, {check_reshape, lower_copy});
+  table.add("Transpose", {check_transpose, lower_transpose});
+  table.add("Expand", {check_expand, lower_expand});
+  table.add("Concat", {check_concat, lower_concat});
+  table.add("Split", {check_split, lower_split});
+  table.add("Slice", {check_slice, lower_slice});
+  table.add("Gather", {check_gather, lower_gather});
+  table.add("Pad", {check_pad, lower_pad});
+  table.add("Constant", {check_constant, lower_constant});
 }
 
 }  // namespace loom::opencl

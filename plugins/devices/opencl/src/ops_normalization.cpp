@@ -84,10 +84,10 @@ void lower_layer_norm(Executable& exe, const NodeInfo& node, const Fusion&) {
 
 }  // namespace
 
-void add_normalization_ops(std::vector<OpEntry>& table) {
-  table.push_back({"Softmax", check_softmax, lower_softmax});
-  table.push_back({"LogSoftmax", check_softmax, lower_softmax});
-  table.push_back({"LayerNormalization", check_layer_norm, lower_layer_norm});
+void add_normalization_ops(OpTable& table) {
+  table.add("Softmax", {check_softmax, lower_softmax});
+  table.add("LogSoftmax", {check_softmax, lower_softmax});
+  table.add("LayerNormalization", {check_layer_norm, lower_layer_norm});
 }
 
 }  // namespace loom::opencl

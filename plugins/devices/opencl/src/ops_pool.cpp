@@ -92,11 +92,11 @@ void lower_global_pool(Executable& exe, const NodeInfo& node, const Fusion&) {
 
 }  // namespace
 
-void add_pool_ops(std::vector<OpEntry>& table) {
-  table.push_back({"MaxPool", check_pool, lower_pool});
-  table.push_back({"AveragePool", check_pool, lower_pool});
-  table.push_back({"GlobalAveragePool", check_global_pool, lower_global_pool});
-  table.push_back({"GlobalMaxPool", check_global_pool, lower_global_pool});
+void add_pool_ops(OpTable& table) {
+  table.add("MaxPool", {check_pool, lower_pool});
+  table.add("AveragePool", {check_pool, lower_pool});
+  table.add("GlobalAveragePool", {check_global_pool, lower_global_pool});
+  table.add("GlobalMaxPool", {check_global_pool, lower_global_pool});
 }
 
 }  // namespace loom::opencl

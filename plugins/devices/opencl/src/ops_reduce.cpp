@@ -83,9 +83,8 @@ void lower_reduce(Executable& exe, const NodeInfo& node, const Fusion&) {
 
 }  // namespace
 
-void add_reduce_ops(std::vector<OpEntry>& table) {
-  for (const auto& [op, name] : reduce_ops())
-    table.push_back({op.c_str(), check_reduce, lower_reduce});
+void add_reduce_ops(OpTable& table) {
+  for (const auto& [op, name] : reduce_ops()) table.add(op.c_str(), {check_reduce, lower_reduce});
 }
 
 }  // namespace loom::opencl

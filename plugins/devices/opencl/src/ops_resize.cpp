@@ -95,8 +95,8 @@ void lower_resize(Executable& exe, const NodeInfo& node, const Fusion&) {
 
 }  // namespace
 
-void add_resize_ops(std::vector<OpEntry>& table) {
-  table.push_back({"Resize", check_resize, lower_resize});
+void add_resize_ops(OpTable& table) {
+  table.add("Resize", {check_resize, lower_resize});
 }
 
 }  // namespace loom::opencl

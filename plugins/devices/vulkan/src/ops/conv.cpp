@@ -203,8 +203,8 @@ void build_batchnorm(Builder& b, const loom_node_t& node) {
 }  // namespace
 
 void add_conv_ops(OpTable& t) {
-  t.push_back({"Conv", check_conv, build_conv});
-  t.push_back({"BatchNormalization", check_batchnorm, build_batchnorm});
+  t.add("Conv", {check_conv, build_conv});
+  t.add("BatchNormalization", {check_batchnorm, build_batchnorm});
 }
 
 }  // namespace loom::vulkan

@@ -275,11 +275,10 @@ std::optional<Epilogue> as_epilogue(const loom_graph_t& graph, const loom_node_t
 }
 
 void add_elementwise_ops(OpTable& t) {
-  for (const UnaryDef& d : kUnary) t.push_back({d.op_type, check_unary, build_unary});
+  for (const UnaryDef& d : kUnary) t.add(d.op_type, {check_unary, build_unary});
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"})
-    t.push_back({op, check_binary, build_binary});
-  for (const char* op : {"Sum", "Max", "Min"})
-    t.push_back({op, check_variadic_one, build_variadic});
+    t.add(op, {check_binary, build_binary});
+  for (const char* op : {"Sum", "Max", "Min"}) t.add(op, {check_variadic_one, build_variadic});
 }
 
 }  // namespace loom::vulkan

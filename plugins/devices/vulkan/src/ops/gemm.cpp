@@ -200,8 +200,8 @@ void build_matmul(Builder& b, const loom_node_t& node) {
 }  // namespace
 
 void add_gemm_ops(OpTable& t) {
-  t.push_back({"Gemm", check_gemm, build_gemm});
-  t.push_back({"MatMul", check_matmul, build_matmul});
+  t.add("Gemm", {check_gemm, build_gemm});
+  t.add("MatMul", {check_matmul, build_matmul});
 }
 
 }  // namespace loom::vulkan

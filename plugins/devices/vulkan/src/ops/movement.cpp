@@ -359,15 +359,15 @@ void build_constant(Builder& b, const loom_node_t& node) {
 }  // namespace
 
 void add_movement_ops(OpTable& t) {
-  t.push_back({"Constant", check_constant, build_constant});
+  t.add("Constant", {check_constant, build_constant});
   for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
-    t.push_back({op, check_copy, build_copy});
-  t.push_back({"Transpose", check_transpose, build_transpose});
-  t.push_back({"Concat", check_concat, build_concat});
-  t.push_back({"Split", check_split, build_split});
-  t.push_back({"Slice", check_slice, build_slice});
-  t.push_back({"Expand", check_expand, build_expand});
-  t.push_back({"Gather", check_gather, build_gather});
+    t.add(op, {check_copy, build_copy});
+  t.add("Transpose", {check_transpose, build_transpose});
+  t.add("Concat", {check_concat, build_concat});
+  t.add("Split", {check_split, build_split});
+  t.add("Slice", {check_slice, build_slice});
+  t.add("Expand", {check_expand, build_expand});
+  t.add("Gather", {check_gather, build_gather});
 }
 
 }  // namespace loom::vulkan

@@ -81,9 +81,9 @@ void build_layernorm(Builder& b, const loom_node_t& node) {
 }  // namespace
 
 void add_normalization_ops(OpTable& t) {
-  t.push_back({"Softmax", check_softmax, build_softmax});
-  t.push_back({"LogSoftmax", check_softmax, build_softmax});
-  t.push_back({"LayerNormalization", check_layernorm, build_layernorm});
+  t.add("Softmax", {check_softmax, build_softmax});
+  t.add("LogSoftmax", {check_softmax, build_softmax});
+  t.add("LayerNormalization", {check_layernorm, build_layernorm});
 }
 
 }  // namespace loom::vulkan

@@ -2,6 +2,7 @@
 // refuses) and a builder that turns one node into dispatches. One op family per file.
 #pragma once
 
+#include <loom/op_registry.hpp>
 #include <loom/op_semantics.hpp>
 #include <loom/plugin.hpp>
 #include <optional>
@@ -14,13 +15,12 @@
 namespace loom::vulkan {
 
 struct OpDef {
-  const char* op_type;
   // "" when the node is supported; else why not. Shapes may be unknown (-1) here.
   std::string (*check)(const loom_graph_t& graph, const loom_node_t& node);
   void (*build)(Builder& b, const loom_node_t& node);
 };
 
-using OpTable = std::vector<OpDef>;
+using OpTable = sdk::OpRegistry<OpDef>;
 void add_elementwise_ops(OpTable& table);
 void add_conv_ops(OpTable& table);
 void add_gemm_ops(OpTable& table);

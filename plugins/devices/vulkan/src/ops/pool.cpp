@@ -70,7 +70,7 @@ void build_pool(Builder& b, const loom_node_t& node) {
 
 void add_pool_ops(OpTable& t) {
   for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
-    t.push_back({op, check_pool, build_pool});
+    t.add(op, {check_pool, build_pool});
 }
 
 }  // namespace loom::vulkan

@@ -115,7 +115,7 @@ void build_reduce(Builder& b, const loom_node_t& node) {
 }  // namespace
 
 void add_reduce_ops(OpTable& t) {
-  for (const ReduceDef& d : kReduce) t.push_back({d.op_type, check_reduce, build_reduce});
+  for (const ReduceDef& d : kReduce) t.add(d.op_type, {check_reduce, build_reduce});
 }
 
 }  // namespace loom::vulkan

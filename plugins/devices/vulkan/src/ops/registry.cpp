@@ -25,10 +25,7 @@ const OpTable& table() {
 }  // namespace
 
 const OpDef* find_op(std::string_view domain, std::string_view op_type) {
-  if (!domain.empty() && domain != "ai.onnx") return nullptr;
-  for (const OpDef& op : table())
-    if (op_type == op.op_type) return &op;
-  return nullptr;
+  return table().find_any(domain, op_type);
 }
 
 std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node) {

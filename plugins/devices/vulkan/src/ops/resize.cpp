@@ -91,7 +91,7 @@ void build_resize(Builder& b, const loom_node_t& node) {
 }  // namespace
 
 void add_resize_ops(OpTable& t) {
-  t.push_back({"Resize", check_resize, build_resize});
+  t.add("Resize", {check_resize, build_resize});
 }
 
 }  // namespace loom::vulkan
