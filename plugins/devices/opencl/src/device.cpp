@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "executable.hpp"
-#include "ops.hpp"
+#include "ops/ops.hpp"
 #include "program_cache.hpp"
 #include "transfers.hpp"
 

@@ -11,7 +11,7 @@
 #include <loom/plugin.hpp>
 #include <map>
 
-#include "ops.hpp"
+#include "ops/ops.hpp"
 #include "transfers.hpp"
 
 namespace loom::opencl {
@@ -329,9 +329,9 @@ void Executable::plan_arena() {
   arena_size_ = std::max(arena_size_, plan.arena_size);
 }
 
-bool activation_bounds(const NodeInfo& node, float& lo, float& hi);  // ops_elementwise.cpp
-bool foldable_batch_norm(const NodeInfo& node);                      // ops_conv.cpp
-bool conv_accepts_batch_norm(const NodeInfo& conv);                  // ops_conv.cpp
+bool activation_bounds(const NodeInfo& node, float& lo, float& hi);  // ops/elementwise.cpp
+bool foldable_batch_norm(const NodeInfo& node);                      // ops/conv.cpp
+bool conv_accepts_batch_norm(const NodeInfo& conv);                  // ops/conv.cpp
 
 void Executable::plan_fusions(std::vector<Fusion>& fusions, std::vector<bool>& skipped) {
   const loom_graph_t& g = *graph_;
