@@ -1,6 +1,7 @@
 #include "executable.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <loom/plugin.hpp>
 #include <optional>
 #include <set>
@@ -205,8 +206,9 @@ const loom_kernel_context_api_t kContextApi = {sizeof(loom_kernel_context_api_t)
 
 // ---- compile ------------------------------------------------------------------------------
 
-Executable::Executable(loom_host_t* host, ThreadPool& pool, const loom_graph_t& graph)
-    : host_(host), pool_(pool) {
+Executable::Executable(loom_host_t* host, ThreadPool& pool, const loom_graph_t& graph,
+                       bool host_memory)
+    : host_(host), pool_(pool), host_memory_(host_memory) {
   root_ = mirror_graph(graph, nullptr);
   try {
     compile_graph(root_->view);
@@ -320,14 +322,16 @@ void Executable::compile_graph(const loom_graph_t& graph) {
 
 // ---- run ----------------------------------------------------------------------------------
 
-std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs,
-                                    const loom_run_control_t* control) {
+// The kit (Entries::run) has checked the number of inputs and each one's dtype; what remains
+// is the shape the compiled graph declares and that the bytes are there.
+std::vector<Tensor> Executable::run_graph(std::span<const loom_tensor_t> inputs,
+                                          const loom_run_control_t* control) {
   RunBudgetScope budget(control);
   const CompiledGraph& cg = *graphs_.at(&root_->view);
   const loom_graph_t& g = *cg.graph;
   if (inputs.size() != g.num_inputs)
-    fail(LOOM_ERROR_INVALID_ARGUMENT, "the subgraph takes " + std::to_string(g.num_inputs) +
-                                          " inputs, " + std::to_string(inputs.size()) + " given");
+    fail(LOOM_ERROR_INTERNAL, "the subgraph takes " + std::to_string(g.num_inputs) + " inputs, " +
+                                  std::to_string(inputs.size()) + " given");
   Scope scope;
   scope.graph = &cg;
   scope.values.resize(g.num_values);
@@ -337,9 +341,6 @@ std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs,
     const loom_value_info_t& info = *g.values[index];
     const loom_tensor_t& in = inputs[i];
     std::string what = std::string("input '") + info.name + "'";
-    if (info.dtype != LOOM_DTYPE_UNDEFINED && in.dtype != info.dtype)
-      fail(LOOM_ERROR_INVALID_ARGUMENT, what + " has type " + sdk::dtype_name(in.dtype) +
-                                            ", expected " + sdk::dtype_name(info.dtype));
     if (in.rank < 0 || in.rank > LOOM_MAX_RANK)
       fail(LOOM_ERROR_INVALID_ARGUMENT, what + " has invalid rank " + std::to_string(in.rank));
     if (info.rank >= 0 && in.rank != info.rank)
@@ -474,6 +475,56 @@ void Executable::run_node(const CompiledGraph& cg, const CompiledNode& cn, Scope
     auto index = static_cast<size_t>(node.outputs[i]);
     scope.values[index] = std::move(out);
     scope.present[index] = true;
+  }
+}
+
+// ---- the ABI's run ------------------------------------------------------------------------
+
+namespace {
+
+// A result as a buffer the caller owns. Memory the interpreter owns is shared, not copied;
+// borrowed memory (a graph input or constant passed through) is copied.
+std::unique_ptr<sdk::kit::HostBuffer> output_buffer(const Tensor& t) {
+  if (t.owner) {
+    auto buffer = sdk::kit::HostBuffer::share(t.owner, t.view.data, t.view.byte_size);
+    buffer->keep = t.strings;
+    return buffer;
+  }
+  if (t.view.dtype == LOOM_DTYPE_STRING) {
+    size_t count = static_cast<size_t>(sdk::element_count(t.view));
+    auto strings = std::make_shared<std::vector<std::string>>();
+    const auto* src = static_cast<const loom_string_t*>(t.view.data);
+    for (size_t i = 0; i < count; ++i)
+      strings->emplace_back(src[i].data ? std::string(src[i].data, src[i].size) : "");
+    auto* views = new loom_string_t[count ? count : 1]();
+    for (size_t i = 0; i < count; ++i) views[i] = {(*strings)[i].data(), (*strings)[i].size()};
+    auto buffer = sdk::kit::HostBuffer::share(
+        std::shared_ptr<void>(views, [](void* p) { delete[] static_cast<loom_string_t*>(p); }),
+        views, count * sizeof(loom_string_t));
+    buffer->keep = std::move(strings);
+    return buffer;
+  }
+  const size_t bytes = t.view.byte_size;
+  auto buffer = sdk::kit::HostBuffer::allocate(bytes, "copying an output");
+  if (bytes) std::memcpy(buffer->data, t.view.data, bytes);
+  return buffer;
+}
+
+}  // namespace
+
+void Executable::run(const loom_run_args_t& args) {
+  std::vector<loom_tensor_t> inputs(args.inputs, args.inputs + args.num_inputs);
+  if (!host_memory_)  // the core hands "device" tensors over by buffer only
+    for (loom_tensor_t& t : inputs)
+      if (!t.data && t.buffer)
+        t.data = static_cast<char*>(sdk::kit::buffer_of(t.buffer).data) + t.offset;
+  const sdk::RunControl control(&args);
+  std::vector<Tensor> results = run_graph(std::span<const loom_tensor_t>(inputs), control.raw());
+  for (size_t i = 0; i < results.size(); ++i) {
+    const loom_tensor_t& view = results[i].view;
+    sdk::kit::hand_over(output_buffer(results[i]), view.dtype,
+                        std::span<const int64_t>(view.dims, static_cast<size_t>(view.rank)),
+                        args.outputs[i], host_memory_);
   }
 }
 

@@ -4,11 +4,13 @@
 // registry first, then kernels that kernel plugins registered for "cpu"), also for nested
 // graphs, and computes when each value dies so run can drop intermediates early.
 // run: binds inputs and constants without copying, runs the nodes in order through a
-// KernelContext, and hands the outputs over in loom_buffer_t's the core frees with free_buffer.
+// KernelContext, and hands the outputs over in kit::HostBuffer's the core frees with
+// free_buffer (sharing the interpreter's memory where it owns it).
 #pragma once
 
 #include <loom/plugin.h>
 
+#include <loom/device_kit.hpp>
 #include <map>
 #include <memory>
 #include <span>
@@ -62,17 +64,24 @@ struct Scope {
   const Tensor* lookup(const std::string& name) const;
 };
 
-class Executable {
+class Executable final : public sdk::kit::Executable {
  public:
-  Executable(loom_host_t* host, ThreadPool& pool, const loom_graph_t& graph);
-  ~Executable();
+  // `host_memory`: the device's buffers are host memory the core may address (false for the
+  // test-only "remote" variants: inputs then arrive by buffer only, outputs without data).
+  Executable(loom_host_t* host, ThreadPool& pool, const loom_graph_t& graph,
+             bool host_memory = true);
+  ~Executable() override;
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
+  // The ABI's run (the kit has checked counts, dtypes and buffer ranges): runs the graph and
+  // hands its outputs over.
+  void run(const loom_run_args_t& args) override;
+
   // Runs the top-level graph: inputs follow graph.inputs; returns graph.outputs in order.
   // `control`: the run's limits and cancellation (ABI 1.4), NULL for none.
-  std::vector<Tensor> run(std::span<const loom_tensor_t> inputs,
-                          const loom_run_control_t* control = nullptr);
+  std::vector<Tensor> run_graph(std::span<const loom_tensor_t> inputs,
+                                const loom_run_control_t* control = nullptr);
   // Runs a nested graph of this executable inside `parent` (control-flow kernels).
   std::vector<Tensor> run_nested(const loom_graph_t& graph, std::span<const Tensor* const> inputs,
                                  const Scope& parent);
@@ -91,6 +100,7 @@ class Executable {
 
   loom_host_t* host_;
   ThreadPool& pool_;
+  bool host_memory_;
   std::unique_ptr<MirrorGraph> root_;
   std::map<const loom_graph_t*, std::unique_ptr<CompiledGraph>> graphs_;
 };
