@@ -21,6 +21,7 @@ struct Level {
   bool dense = true;
   int32_t size = 0;
   std::vector<int32_t> segments, indices;
+  bool segments_table = true;  // false: the union names Int32Vector but holds no table
 };
 
 // x [1, shape[1]] -> FULLY_CONNECTED(weights: a sparse float constant of `shape`) -> y, or with
@@ -43,7 +44,9 @@ struct SparseFc {
         metadata.push_back(fb::CreateDimensionMetadata(b, fb::DimensionType::DENSE, level.size));
         continue;
       }
-      auto segments = fb::CreateInt32Vector(b, b.CreateVector(level.segments)).Union();
+      auto segments = level.segments_table
+                          ? fb::CreateInt32Vector(b, b.CreateVector(level.segments)).Union()
+                          : flatbuffers::Offset<void>();
       auto indices = fb::CreateInt32Vector(b, b.CreateVector(level.indices)).Union();
       metadata.push_back(fb::CreateDimensionMetadata(b, fb::DimensionType::SPARSE_CSR, 0,
                                                      fb::SparseIndexVector::Int32Vector, segments,
@@ -147,6 +150,14 @@ TEST_F(Sparse, IndexOutsideTheDimensionIsRefused) {
                        "traversal) have index 7 outside the dimension of size 4"),
             std::string::npos)
       << error;
+}
+
+// Found by the fuzzer (a NULL table read): the segments union has a type but no value.
+TEST_F(Sparse, IndexVectorUnionWithoutATableIsRefused) {
+  SparseFc m = csr_rows();
+  m.levels[1].segments_table = false;
+  const std::string error = error_of(m);
+  EXPECT_NE(error.find("is missing"), std::string::npos) << error;
 }
 
 TEST_F(Sparse, WrongNumberOfSegmentsIsRefused) {

@@ -44,6 +44,8 @@ struct IndexVector {
 
 IndexVector index_vector(fb::SparseIndexVector type, const void* table, const std::string& what) {
   IndexVector v;
+  // A union may name its type and still hold no table (the verifier accepts an absent value).
+  if (!table) invalid(what + " is missing");
   switch (type) {
     case fb::SparseIndexVector::Int32Vector: {
       const auto* values = static_cast<const fb::Int32Vector*>(table)->values();
