@@ -35,86 +35,105 @@ const ConstantData* constant_node_value(const Node& n) {
   return a.name == "value" && a.type == LOOM_ATTR_TENSOR ? a.tensor.get() : nullptr;
 }
 
-}  // namespace
+// What the passes decide, per value (uses, pinned, alias, folded) and per node (removed).
+struct Simplification {
+  std::vector<int> uses;     // reads: node inputs, nested graphs' outer-scope reads, outputs
+  std::vector<bool> pinned;  // its name must survive: outputs, read by nested graphs
+  std::vector<int> alias;    // the value readers read instead (itself unless bypassed)
+  std::vector<bool> removed;
+  std::vector<std::shared_ptr<ConstantData>> folded;  // Constant node outputs -> their value
+};
 
-std::shared_ptr<Model> simplify_model(const Model& model, SimplifyStats& stats) {
-  const Graph& g = *model.graph;
+// Counts the reads of each value and pins the ones whose names must survive.
+void count_uses(const Graph& g, Simplification& s) {
   const size_t nv = g.values.size();
-
-  // Reads of each value: node inputs, nested graphs' outer-scope reads, graph outputs.
-  std::vector<int> uses(nv, 0);
-  std::vector<bool> pinned(nv, false);  // its name must survive: outputs, read by nested graphs
+  s.uses.assign(nv, 0);
+  s.pinned.assign(nv, false);
   for (const Node& n : g.nodes) {
     for (int id : n.inputs)
-      if (id >= 0) ++uses[id];
+      if (id >= 0) ++s.uses[id];
     for (int id : n.implicit_inputs) {
-      ++uses[id];
-      pinned[id] = true;
+      ++s.uses[id];
+      s.pinned[id] = true;
     }
   }
   for (int id : g.outputs) {
-    ++uses[id];
-    pinned[id] = true;
+    ++s.uses[id];
+    s.pinned[id] = true;
   }
+}
 
-  // 1. Constant nodes become initializers; Identity and inference Dropout are bypassed (readers
-  //    of the output read the input instead).
-  std::vector<int> alias(nv);
-  for (size_t i = 0; i < nv; ++i) alias[i] = static_cast<int>(i);
-  std::vector<bool> removed(g.nodes.size(), false);
-  std::vector<std::shared_ptr<ConstantData>> folded(nv);  // Constant node outputs -> their value
+// Pass 1: Constant nodes become initializers; Identity and inference Dropout are bypassed
+// (readers of the output read the input instead).
+void bypass_nodes(const Graph& g, Simplification& s, SimplifyStats& stats) {
+  const size_t nv = g.values.size();
+  s.alias.resize(nv);
+  for (size_t i = 0; i < nv; ++i) s.alias[i] = static_cast<int>(i);
+  s.removed.assign(g.nodes.size(), false);
+  s.folded.assign(nv, nullptr);
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& n = g.nodes[k];
-    if (const ConstantData* value = constant_node_value(n); value && !pinned[n.outputs[0]]) {
-      folded[n.outputs[0]] = g.nodes[k].attributes[0].tensor;
-      removed[k] = true;
+    if (const ConstantData* value = constant_node_value(n); value && !s.pinned[n.outputs[0]]) {
+      s.folded[n.outputs[0]] = g.nodes[k].attributes[0].tensor;
+      s.removed[k] = true;
       ++stats.constant_nodes;
       continue;
     }
     bool identity = is_onnx_op(n, "Identity") && n.inputs.size() == 1 && n.inputs[0] >= 0 &&
                     n.outputs.size() == 1 && n.outputs[0] >= 0;
-    bool dropout = !identity && is_inference_dropout(g, n, uses);
+    bool dropout = !identity && is_inference_dropout(g, n, s.uses);
     if (!identity && !dropout) continue;
-    if (pinned[n.outputs[0]]) continue;
-    alias[n.outputs[0]] = alias[n.inputs[0]];
-    removed[k] = true;
+    if (s.pinned[n.outputs[0]]) continue;
+    s.alias[n.outputs[0]] = s.alias[n.inputs[0]];
+    s.removed[k] = true;
     ++(identity ? stats.identities : stats.dropouts);
   }
+}
 
-  // 2. Dead nodes: walk backwards from the graph outputs (the order is topological).
-  std::vector<bool> live(nv, false);
-  for (int id : g.outputs) live[alias[id]] = true;
+// Pass 2: dead nodes, walking backwards from the graph outputs (the order is topological).
+void remove_dead_nodes(const Graph& g, Simplification& s, SimplifyStats& stats) {
+  std::vector<bool> live(g.values.size(), false);
+  for (int id : g.outputs) live[s.alias[id]] = true;
   for (size_t k = g.nodes.size(); k-- > 0;) {
-    if (removed[k]) continue;
+    if (s.removed[k]) continue;
     const Node& n = g.nodes[k];
     bool needed = false;
     for (int id : n.outputs) needed |= id >= 0 && live[id];
     if (!needed) {
-      removed[k] = true;
+      s.removed[k] = true;
       ++stats.dead_nodes;
       continue;
     }
     for (int id : n.inputs)
-      if (id >= 0) live[alias[id]] = true;
-    for (int id : n.implicit_inputs) live[alias[id]] = true;
+      if (id >= 0) live[s.alias[id]] = true;
+    for (int id : n.implicit_inputs) live[s.alias[id]] = true;
   }
+}
 
-  // 3. Rebuild: keep declared inputs and outputs and what the kept nodes touch.
+// The values the rebuilt graph keeps: declared inputs and outputs and what the kept nodes
+// touch. Counts the constants it drops.
+std::vector<bool> kept_values(const Graph& g, const Simplification& s, SimplifyStats& stats) {
+  const size_t nv = g.values.size();
   std::vector<bool> keep(nv, false);
   for (int id : g.inputs) keep[id] = true;
-  for (int id : g.outputs) keep[alias[id]] = keep[id] = true;
+  for (int id : g.outputs) keep[s.alias[id]] = keep[id] = true;
   for (size_t k = 0; k < g.nodes.size(); ++k) {
-    if (removed[k]) continue;
+    if (s.removed[k]) continue;
     for (int id : g.nodes[k].inputs)
-      if (id >= 0) keep[alias[id]] = true;
+      if (id >= 0) keep[s.alias[id]] = true;
     for (int id : g.nodes[k].outputs)
       if (id >= 0) keep[id] = true;
-    for (int id : g.nodes[k].implicit_inputs) keep[alias[id]] = true;
+    for (int id : g.nodes[k].implicit_inputs) keep[s.alias[id]] = true;
   }
   for (size_t i = 0; i < nv; ++i)
     if (!keep[i] && g.values[i].constant) ++stats.unused_constants;
+  return keep;
+}
 
-  auto out = std::make_shared<Model>(model);
+// Pass 3: the graph of the kept values and nodes, ids renumbered, folded constants in place.
+std::shared_ptr<Graph> rebuild_graph(const Graph& g, const Simplification& s,
+                                     const std::vector<bool>& keep) {
+  const size_t nv = g.values.size();
   auto ng = std::make_shared<Graph>();
   ng->name = g.name;
   std::vector<int> new_id(nv, -1);
@@ -123,19 +142,19 @@ std::shared_ptr<Model> simplify_model(const Model& model, SimplifyStats& stats) 
     new_id[i] = static_cast<int>(ng->values.size());
     ng->values.push_back(g.values[i]);
     ng->values.back().producer = -1;
-    if (folded[i]) {
+    if (s.folded[i]) {
       Value& v = ng->values.back();
-      v.constant = folded[i];
-      v.dtype = folded[i]->dtype;
-      v.shape.rank = static_cast<int32_t>(folded[i]->dims.size());
-      v.shape.dims = folded[i]->dims;
+      v.constant = s.folded[i];
+      v.dtype = s.folded[i]->dtype;
+      v.shape.rank = static_cast<int32_t>(s.folded[i]->dims.size());
+      v.shape.dims = s.folded[i]->dims;
       v.shape.dim_params.clear();
     }
     ng->value_ids.emplace(g.values[i].name, new_id[i]);
   }
-  auto map_id = [&](int id) { return id < 0 ? -1 : new_id[alias[id]]; };
+  auto map_id = [&](int id) { return id < 0 ? -1 : new_id[s.alias[id]]; };
   for (size_t k = 0; k < g.nodes.size(); ++k) {
-    if (removed[k]) continue;
+    if (s.removed[k]) continue;
     Node n = g.nodes[k];
     for (int& id : n.inputs) id = map_id(id);
     for (int& id : n.implicit_inputs) id = map_id(id);
@@ -146,7 +165,20 @@ std::shared_ptr<Model> simplify_model(const Model& model, SimplifyStats& stats) 
   }
   for (int id : g.inputs) ng->inputs.push_back(new_id[id]);
   for (int id : g.outputs) ng->outputs.push_back(new_id[id]);
-  out->graph = ng;
+  return ng;
+}
+
+}  // namespace
+
+std::shared_ptr<Model> simplify_model(const Model& model, SimplifyStats& stats) {
+  const Graph& g = *model.graph;
+  Simplification s;
+  count_uses(g, s);
+  bypass_nodes(g, s, stats);
+  remove_dead_nodes(g, s, stats);
+  std::vector<bool> keep = kept_values(g, s, stats);
+  auto out = std::make_shared<Model>(model);
+  out->graph = rebuild_graph(g, s, keep);
   return out;
 }
 
