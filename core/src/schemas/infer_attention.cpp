@@ -59,15 +59,22 @@ void check_attributes(const NodeView& v) {
                " must be -1 or >= 0");
 }
 
-void attention(NodeView& v) {
-  check_attributes(v);
-  const loom_dtype_t t1 = v.dtype(0), tk = v.dtype(1), t2 = v.dtype(2);
+// The extents Q, K, V (and past_key/past_value) agree on; kUnknownDim where open.
+struct Extents {
+  int64_t batch, hq, hkv, sq, skv, d, dv;
+};
+
+// The input types that must agree, and the optional inputs that go (or not) together.
+void check_inputs(const NodeView& v, loom_dtype_t t1, loom_dtype_t tk) {
   if (t1 != LOOM_DTYPE_UNDEFINED && tk != LOOM_DTYPE_UNDEFINED && tk != t1)
     v.fail(std::string("K is ") + sdk::dtype_name(tk) + " but Q is " + sdk::dtype_name(t1));
   if (v.has_input(4) != v.has_input(5)) v.fail("past_key and past_value must be given together");
   if (v.node().opset >= 24 && v.has_input(6) && v.has_input(4))
     v.fail("nonpad_kv_seqlen cannot be combined with past_key/past_value");
+}
 
+// The rank Q, K and V share (3 or 4), or -1 when none is known.
+int32_t common_rank(const NodeView& v) {
   int32_t rank = -1;
   for (size_t i = 0; i < 3; ++i) {
     const int32_t r = v.rank(i);
@@ -81,70 +88,75 @@ void attention(NodeView& v) {
   const bool has_heads = v.attrs().has("q_num_heads") || v.attrs().has("kv_num_heads");
   if (rank == 4 && has_heads && v.node().opset >= 25)
     v.fail("q_num_heads and kv_num_heads must not be given with 4-D inputs");
-  if (rank < 0) {  // extents unknown; the ranks of everything but Y still are
-    v.set_output_dtype(0, t1);
-    v.set_output_rank(1, tk, 4);
-    v.set_output_rank(2, t2, 4);
-    v.set_output_rank(3, t1, 4);
-    return;
-  }
+  return rank;
+}
+
+// The extents of Q, K and V of rank `rank` (3: heads from the attributes).
+Extents qkv_extents(const NodeView& v, int32_t rank) {
   const auto dims = [&](size_t i) {
     std::optional<Dims> d = v.shape(i);
     return d ? *d : Dims(static_cast<size_t>(rank), kUnknownDim);
   };
   const Dims q = dims(0), k = dims(1), val = dims(2);
-  int64_t batch =
+  Extents e;
+  e.batch =
       merge_dim(v, merge_dim(v, q[0], k[0], "Q and K batch sizes"), val[0], "Q and V batch sizes");
-  int64_t hq, hkv, sq, skv, d, dv;
   if (rank == 3) {
-    hq = v.attrs().get_int("q_num_heads", 0);
-    hkv = v.attrs().get_int("kv_num_heads", 0);
-    if (hq <= 0 || hkv <= 0) v.fail("3-D inputs need positive q_num_heads and kv_num_heads");
-    sq = q[1];
-    skv = merge_dim(v, k[1], val[1], "K and V sequence lengths");
-    d = merge_dim(v, per_head(v, q[2], hq, "Q"), per_head(v, k[2], hkv, "K"), "Q and K head sizes");
-    dv = per_head(v, val[2], hkv, "V");
+    e.hq = v.attrs().get_int("q_num_heads", 0);
+    e.hkv = v.attrs().get_int("kv_num_heads", 0);
+    if (e.hq <= 0 || e.hkv <= 0) v.fail("3-D inputs need positive q_num_heads and kv_num_heads");
+    e.sq = q[1];
+    e.skv = merge_dim(v, k[1], val[1], "K and V sequence lengths");
+    e.d = merge_dim(v, per_head(v, q[2], e.hq, "Q"), per_head(v, k[2], e.hkv, "K"),
+                    "Q and K head sizes");
+    e.dv = per_head(v, val[2], e.hkv, "V");
   } else {
-    hq = q[1];
-    hkv = merge_dim(v, k[1], val[1], "K and V head counts");
-    sq = q[2];
-    skv = merge_dim(v, k[2], val[2], "K and V sequence lengths");
-    d = merge_dim(v, q[3], k[3], "Q and K head sizes");
-    dv = val[3];
+    e.hq = q[1];
+    e.hkv = merge_dim(v, k[1], val[1], "K and V head counts");
+    e.sq = q[2];
+    e.skv = merge_dim(v, k[2], val[2], "K and V sequence lengths");
+    e.d = merge_dim(v, q[3], k[3], "Q and K head sizes");
+    e.dv = val[3];
   }
-  if (hq >= 0 && hkv >= 0 && (hkv == 0 ? hq != 0 : hq % hkv != 0))
-    v.fail(std::to_string(hq) + " query heads are not a multiple of " + std::to_string(hkv) +
+  if (e.hq >= 0 && e.hkv >= 0 && (e.hkv == 0 ? e.hq != 0 : e.hq % e.hkv != 0))
+    v.fail(std::to_string(e.hq) + " query heads are not a multiple of " + std::to_string(e.hkv) +
            " key/value heads");
+  return e;
+}
 
-  int64_t past = 0;
-  if (v.has_input(4)) {
-    past = kUnknownDim;
-    for (size_t i = 4; i <= 5; ++i) {
-      std::optional<Dims> p = v.shape(i);
-      if (!p) continue;
-      const char* what = i == 4 ? "past_key" : "past_value";
-      if (p->size() != 4) v.fail(std::string(what) + " " + dims_to_string(*p) + " must be 4-D");
-      batch = merge_dim(v, batch, (*p)[0], std::string(what) + " and Q batch sizes");
-      hkv = merge_dim(v, hkv, (*p)[1], std::string(what) + " and K head counts");
-      past = merge_dim(v, past, (*p)[2], "past_key and past_value sequence lengths");
-      if (i == 4)
-        d = merge_dim(v, d, (*p)[3], "past_key and K head sizes");
-      else
-        dv = merge_dim(v, dv, (*p)[3], "past_value and V head sizes");
-    }
+// The past sequence length past_key/past_value prepend (0 without them), merging their other
+// extents into `e`.
+int64_t merge_past(const NodeView& v, Extents& e) {
+  if (!v.has_input(4)) return 0;
+  int64_t past = kUnknownDim;
+  for (size_t i = 4; i <= 5; ++i) {
+    std::optional<Dims> p = v.shape(i);
+    if (!p) continue;
+    const char* what = i == 4 ? "past_key" : "past_value";
+    if (p->size() != 4) v.fail(std::string(what) + " " + dims_to_string(*p) + " must be 4-D");
+    e.batch = merge_dim(v, e.batch, (*p)[0], std::string(what) + " and Q batch sizes");
+    e.hkv = merge_dim(v, e.hkv, (*p)[1], std::string(what) + " and K head counts");
+    past = merge_dim(v, past, (*p)[2], "past_key and past_value sequence lengths");
+    if (i == 4)
+      e.d = merge_dim(v, e.d, (*p)[3], "past_key and K head sizes");
+    else
+      e.dv = merge_dim(v, e.dv, (*p)[3], "past_value and V head sizes");
   }
-  const int64_t total = add_known(v, past, skv);
+  return past;
+}
 
+// attn_mask must broadcast to [batch, hq, sq, total]; nonpad_kv_seqlen is int64 [batch].
+void check_mask_and_seqlen(const NodeView& v, const Extents& e, int64_t total) {
   if (std::optional<Dims> m = v.shape(3)) {
-    const Dims target = {batch, hq, sq, total};
+    const Dims target = {e.batch, e.hq, e.sq, total};
     const bool fits = [&] {
       if (m->empty() || m->size() > 4) return false;
       const size_t lead = 4 - m->size();
       for (size_t i = 0; i < m->size(); ++i) {
-        const int64_t e = (*m)[i], t = target[lead + i];
-        if (e < 0 || t < 0) continue;
+        const int64_t x = (*m)[i], t = target[lead + i];
+        if (x < 0 || t < 0) continue;
         // The key extent may be shorter (padded with -inf); the others broadcast.
-        if (lead + i == 3 ? e > t : e != 1 && e != t) return false;
+        if (lead + i == 3 ? x > t : x != 1 && x != t) return false;
       }
       return true;
     }();
@@ -156,17 +168,35 @@ void attention(NodeView& v) {
     if (v.dtype(6) != LOOM_DTYPE_INT64) v.fail("nonpad_kv_seqlen must be int64");
     if (std::optional<Dims> n = v.shape(6)) {
       if (n->size() != 1) v.fail("nonpad_kv_seqlen " + dims_to_string(*n) + " must be 1-D");
-      merge_dim(v, batch, (*n)[0], "nonpad_kv_seqlen and Q batch sizes");
+      merge_dim(v, e.batch, (*n)[0], "nonpad_kv_seqlen and Q batch sizes");
     }
   }
+}
+
+void attention(NodeView& v) {
+  check_attributes(v);
+  const loom_dtype_t t1 = v.dtype(0), tk = v.dtype(1), t2 = v.dtype(2);
+  check_inputs(v, t1, tk);
+  const int32_t rank = common_rank(v);
+  if (rank < 0) {  // extents unknown; the ranks of everything but Y still are
+    v.set_output_dtype(0, t1);
+    v.set_output_rank(1, tk, 4);
+    v.set_output_rank(2, t2, 4);
+    v.set_output_rank(3, t1, 4);
+    return;
+  }
+  Extents e = qkv_extents(v, rank);
+  const int64_t past = merge_past(v, e);
+  const int64_t total = add_known(v, past, e.skv);
+  check_mask_and_seqlen(v, e, total);
 
   if (rank == 3)
-    v.set_output(0, t1, Dims{batch, sq, mul_known(v, hq, dv)});
+    v.set_output(0, t1, Dims{e.batch, e.sq, mul_known(v, e.hq, e.dv)});
   else
-    v.set_output(0, t1, Dims{batch, hq, sq, dv});
-  v.set_output(1, tk, Dims{batch, hkv, total, d});
-  v.set_output(2, t2, Dims{batch, hkv, total, dv});
-  v.set_output(3, t1, Dims{batch, hq, sq, total});
+    v.set_output(0, t1, Dims{e.batch, e.hq, e.sq, e.dv});
+  v.set_output(1, tk, Dims{e.batch, e.hkv, total, e.d});
+  v.set_output(2, t2, Dims{e.batch, e.hkv, total, e.dv});
+  v.set_output(3, t1, Dims{e.batch, e.hq, e.sq, total});
 }
 
 const InferEntry kEntries[] = {
