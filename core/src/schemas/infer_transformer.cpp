@@ -74,11 +74,15 @@ void rms_norm(NodeView& v) {
   v.set_output(0, dtype, *x);
 }
 
-// RotaryEmbedding-23(X, cos_cache, sin_cache, position_ids?): Y = X. X is 4-D
-// [batch, num_heads, seq, head_size] or 3-D [batch, seq, hidden] with the num_heads attribute;
-// the caches are [max_position, >= rotary_dim/2] with position_ids [batch, seq], or
-// [batch, seq, >= rotary_dim/2] without.
-void rotary_embedding(NodeView& v) {
+// RotaryEmbedding's attributes, checked.
+struct RotaryAttrs {
+  int64_t rotary_dim;
+  bool has_heads;
+  int64_t num_heads;
+};
+
+// The input types and attributes of RotaryEmbedding, checked.
+RotaryAttrs check_rotary_attributes(const NodeView& v) {
   check_same_dtype(v, 0, 1, "X", "cos_cache");
   check_same_dtype(v, 0, 2, "X", "sin_cache");
   if (v.has_input(3) && v.dtype(3) != LOOM_DTYPE_UNDEFINED && v.dtype(3) != LOOM_DTYPE_INT64)
@@ -93,41 +97,64 @@ void rotary_embedding(NodeView& v) {
   const int64_t num_heads = v.attrs().get_int("num_heads", 0);
   if (has_heads && num_heads <= 0)
     v.fail("num_heads " + std::to_string(num_heads) + " must be positive");
+  return {rotary_dim, has_heads, num_heads};
+}
 
-  std::optional<Dims> x = v.shape(0);
+// X's batch, sequence and head-size extents (kUnknownDim where open).
+struct RotaryExtents {
   int64_t batch = kUnknownDim, seq = kUnknownDim, head_size = kUnknownDim;
-  if (x) {
-    if (x->size() != 3 && x->size() != 4)
-      v.fail("X " + dims_to_string(*x) +
-             " must be 3-D [batch, seq, hidden] or 4-D "
-             "[batch, num_heads, seq, head_size]");
-    batch = (*x)[0];
-    if (x->size() == 4) {
-      seq = (*x)[2];
-      head_size = (*x)[3];
-    } else {
-      if (!has_heads)
-        v.fail("X " + dims_to_string(*x) + " is 3-D: attribute num_heads is required");
-      seq = (*x)[1];
-      const int64_t hidden = (*x)[2];
-      if (hidden >= 0) {
-        if (hidden % num_heads != 0)
-          v.fail("hidden size " + std::to_string(hidden) + " is not a multiple of num_heads " +
-                 std::to_string(num_heads));
-        head_size = hidden / num_heads;
-      }
-    }
-    if (head_size >= 0) {
-      if (rotary_dim > head_size)
-        v.fail("rotary_embedding_dim " + std::to_string(rotary_dim) + " exceeds the head size " +
-               std::to_string(head_size));
-      if (rotary_dim == 0 && head_size % 2 != 0)
-        v.fail("head size " + std::to_string(head_size) + " is odd");
+};
+
+// The extents of X (3-D or 4-D), checked against the attributes.
+RotaryExtents rotary_x_extents(const NodeView& v, const std::optional<Dims>& x,
+                               const RotaryAttrs& a) {
+  RotaryExtents e;
+  if (!x) return e;
+  if (x->size() != 3 && x->size() != 4)
+    v.fail("X " + dims_to_string(*x) +
+           " must be 3-D [batch, seq, hidden] or 4-D "
+           "[batch, num_heads, seq, head_size]");
+  e.batch = (*x)[0];
+  if (x->size() == 4) {
+    e.seq = (*x)[2];
+    e.head_size = (*x)[3];
+  } else {
+    if (!a.has_heads)
+      v.fail("X " + dims_to_string(*x) + " is 3-D: attribute num_heads is required");
+    e.seq = (*x)[1];
+    const int64_t hidden = (*x)[2];
+    if (hidden >= 0) {
+      if (hidden % a.num_heads != 0)
+        v.fail("hidden size " + std::to_string(hidden) + " is not a multiple of num_heads " +
+               std::to_string(a.num_heads));
+      e.head_size = hidden / a.num_heads;
     }
   }
-  const int64_t half = rotary_dim > 0 ? rotary_dim / 2 : (head_size >= 0 ? head_size / 2 : -1);
+  if (e.head_size >= 0) {
+    if (a.rotary_dim > e.head_size)
+      v.fail("rotary_embedding_dim " + std::to_string(a.rotary_dim) + " exceeds the head size " +
+             std::to_string(e.head_size));
+    if (a.rotary_dim == 0 && e.head_size % 2 != 0)
+      v.fail("head size " + std::to_string(e.head_size) + " is odd");
+  }
+  return e;
+}
 
-  // The caches: same shape, rank 2 with position_ids, rank 3 without.
+// `what` (a cache or position_ids, [batch, seq, ...]) must match X in its batch and sequence
+// extents, or be 1 there (broadcast).
+void check_batch_seq(const NodeView& v, const std::string& what, const Dims& c,
+                     const std::optional<Dims>& x, const RotaryExtents& e) {
+  const int64_t want[2] = {e.batch, e.seq};
+  for (size_t k = 0; k < 2; ++k)
+    if (c[k] > 1 && want[k] >= 0 && c[k] != want[k])
+      v.fail(what + " " + dims_to_string(c) + " does not match X " + dims_to_string(*x) +
+             " in its " + (k == 0 ? "batch" : "sequence") + " extent");
+}
+
+// The caches: same shape, rank 2 with position_ids, rank 3 without, with at least `half`
+// values per position.
+void check_rotary_caches(const NodeView& v, const std::optional<Dims>& x, const RotaryExtents& e,
+                         int64_t half) {
   const bool with_ids = v.has_input(3);
   std::optional<Dims> cos = v.shape(1), sin = v.shape(2);
   for (auto [cache, what] : {std::pair{&cos, "cos_cache"}, std::pair{&sin, "sin_cache"}}) {
@@ -142,13 +169,7 @@ void rotary_embedding(NodeView& v) {
              std::to_string(half) + " values per position a rotation of " +
              std::to_string(2 * half) + " needs");
     // Without position_ids the caches are per (batch, seq), broadcast where their extent is 1.
-    if (!with_ids) {
-      const int64_t want[2] = {batch, seq};
-      for (size_t k = 0; k < 2; ++k)
-        if (c[k] > 1 && want[k] >= 0 && c[k] != want[k])
-          v.fail(std::string(what) + " " + dims_to_string(c) + " does not match X " +
-                 dims_to_string(*x) + " in its " + (k == 0 ? "batch" : "sequence") + " extent");
-    }
+    if (!with_ids) check_batch_seq(v, what, c, x, e);
   }
   if (cos && sin && *cos != *sin) {
     bool clash = cos->size() != sin->size();
@@ -158,15 +179,24 @@ void rotary_embedding(NodeView& v) {
       v.fail("cos_cache " + dims_to_string(*cos) + " and sin_cache " + dims_to_string(*sin) +
              " differ in shape");
   }
-  if (with_ids) {
+}
+
+// RotaryEmbedding-23(X, cos_cache, sin_cache, position_ids?): Y = X. X is 4-D
+// [batch, num_heads, seq, head_size] or 3-D [batch, seq, hidden] with the num_heads attribute;
+// the caches are [max_position, >= rotary_dim/2] with position_ids [batch, seq], or
+// [batch, seq, >= rotary_dim/2] without.
+void rotary_embedding(NodeView& v) {
+  const RotaryAttrs a = check_rotary_attributes(v);
+  std::optional<Dims> x = v.shape(0);
+  const RotaryExtents e = rotary_x_extents(v, x, a);
+  const int64_t half =
+      a.rotary_dim > 0 ? a.rotary_dim / 2 : (e.head_size >= 0 ? e.head_size / 2 : -1);
+  check_rotary_caches(v, x, e, half);
+  if (v.has_input(3)) {
     if (std::optional<Dims> ids = v.shape(3)) {
       if (ids->size() != 2)
         v.fail("position_ids " + dims_to_string(*ids) + " must be 2-D [batch, seq]");
-      const int64_t want[2] = {batch, seq};
-      for (size_t k = 0; k < 2; ++k)
-        if ((*ids)[k] > 1 && want[k] >= 0 && (*ids)[k] != want[k])
-          v.fail("position_ids " + dims_to_string(*ids) + " does not match X " +
-                 dims_to_string(*x) + " in its " + (k == 0 ? "batch" : "sequence") + " extent");
+      check_batch_seq(v, "position_ids", *ids, x, e);
     }
   }
   v.propagate(0, 0);
