@@ -124,92 +124,127 @@ std::string Profiler::chrome_trace() const {
   return out;
 }
 
-std::string Profiler::summary() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  struct Sum {
-    uint64_t ns = 0;
-    uint64_t count = 0;
-  };
+namespace {
+
+// Time and count of a group of events.
+struct Sum {
+  uint64_t ns = 0;
+  uint64_t count = 0;
+};
+
+struct NodeKey {
+  std::string name, op_type, device;
+  bool operator<(const NodeKey& o) const {
+    return std::tie(name, op_type, device) < std::tie(o.name, o.op_type, o.device);
+  }
+};
+
+// The events added up: per run, per (op type, device) and per node.
+struct Tally {
   std::set<uint64_t> runs;
   Sum whole;  // "run" events
   uint64_t leaves = 0;
   std::map<std::pair<std::string, std::string>, Sum> by_type;  // (op type, device)
-  struct NodeKey {
-    std::string name, op_type, device;
-    bool operator<(const NodeKey& o) const {
-      return std::tie(name, op_type, device) < std::tie(o.name, o.op_type, o.device);
-    }
-  };
   std::map<NodeKey, Sum> by_node;
-  for (const ProfileRecord& r : events_) {
-    runs.insert(r.run);
+};
+
+// Adds up `events`: every run, and the leaves (the steps' own times) by type and by node.
+Tally tally(const std::vector<ProfileRecord>& events) {
+  Tally t;
+  for (const ProfileRecord& r : events) {
+    t.runs.insert(r.run);
     const uint64_t ns = r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0;
     if (r.category == "run") {
-      whole.ns += ns;
-      ++whole.count;
+      t.whole.ns += ns;
+      ++t.whole.count;
     }
     if (!r.leaf) continue;
-    leaves += ns;
+    t.leaves += ns;
     std::string type = r.op_type;
     if (r.category == "transfer") type = "(transfer)";
     if (r.category == "device") type = "(device step)";
     if (r.category == "subgraph") type = "(subgraph, no steps reported)";
-    Sum& t = by_type[{type, r.device}];
-    t.ns += ns;
-    ++t.count;
+    Sum& ts = t.by_type[{type, r.device}];
+    ts.ns += ns;
+    ++ts.count;
     if (r.category == "node" || r.category == "fused" || r.category == "host") {
       std::string name = r.name;
       if (r.category == "fused" && !r.nodes.empty()) name = r.nodes;
-      Sum& n = by_node[{name, r.op_type, r.device}];
+      Sum& n = t.by_node[{name, r.op_type, r.device}];
       n.ns += ns;
       ++n.count;
     }
   }
-  const double nruns = static_cast<double>(std::max<size_t>(runs.size(), 1));
-  const double run_ns = whole.count
-                            ? static_cast<double>(whole.ns) / static_cast<double>(whole.count)
-                            : static_cast<double>(leaves) / nruns;
-  auto ms = [](double ns) { return ns / 1e6; };
-  auto share = [&](double ns) { return run_ns > 0 ? 100.0 * ns / run_ns : 0.0; };
+  return t;
+}
+
+// The entries of `map`, longest time first (ties in key order).
+template <typename Map>
+std::vector<std::pair<typename Map::key_type, Sum>> sorted(const Map& map) {
+  std::vector<std::pair<typename Map::key_type, Sum>> v(map.begin(), map.end());
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+  return v;
+}
+
+// Per-run figures of the summary's tables: nanoseconds as ms, and as a share of a run.
+struct PerRun {
+  double nruns, run_ns;
+  static double ms(double ns) { return ns / 1e6; }
+  double share(double ns) const { return run_ns > 0 ? 100.0 * ns / run_ns : 0.0; }
+};
+
+// The "by op type" table.
+std::string type_table(const Tally& t, const PerRun& p) {
+  std::string out = "\nby op type (per run):\n";
+  out += fmt::format("  {:<34} {:<12} {:>10} {:>7} {:>7} {:>10}\n", "op type", "device", "ms",
+                     "share", "count", "mean us");
+  for (const auto& [key, s] : sorted(t.by_type)) {
+    const double per_run = static_cast<double>(s.ns) / p.nruns;
+    out += fmt::format("  {:<34} {:<12} {:>10.3f} {:>6.1f}% {:>7.1f} {:>10.1f}\n", key.first,
+                       key.second, PerRun::ms(per_run), p.share(per_run),
+                       static_cast<double>(s.count) / p.nruns,
+                       static_cast<double>(s.ns) / static_cast<double>(s.count) / 1e3);
+  }
+  return out;
+}
+
+// The "by node" table.
+std::string node_table(const Tally& t, const PerRun& p) {
+  // The node comes last: a fused step's name lists every node it computed, which no fixed
+  // column width holds.
+  std::string out = "\nby node (per run):\n";
+  out += fmt::format("  {:>10} {:>7} {:>7} {:<12} {:<24} {}\n", "ms", "share", "count", "device",
+                     "op type", "node");
+  for (const auto& [key, s] : sorted(t.by_node)) {
+    const double per_run = static_cast<double>(s.ns) / p.nruns;
+    out += fmt::format("  {:>10.3f} {:>6.1f}% {:>7.1f} {:<12} {:<24} {}\n", PerRun::ms(per_run),
+                       p.share(per_run), static_cast<double>(s.count) / p.nruns, key.device,
+                       key.op_type, key.name);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Profiler::summary() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Tally t = tally(events_);
+  PerRun p;
+  p.nruns = static_cast<double>(std::max<size_t>(t.runs.size(), 1));
+  p.run_ns = t.whole.count ? static_cast<double>(t.whole.ns) / static_cast<double>(t.whole.count)
+                           : static_cast<double>(t.leaves) / p.nruns;
+  const double leaves_per_run = static_cast<double>(t.leaves) / p.nruns;
   std::string out = fmt::format(
       "profile: {} run(s), {:.3f} ms per run; the steps below add up to {:.3f} ms ({:.1f}%), "
       "the rest is the core's own work (binding, plan lookup, scheduling)\n",
-      runs.size(), ms(run_ns), ms(static_cast<double>(leaves) / nruns),
-      share(static_cast<double>(leaves) / nruns));
+      t.runs.size(), PerRun::ms(p.run_ns), PerRun::ms(leaves_per_run), p.share(leaves_per_run));
   if (dropped_)
     out += fmt::format(
         "warning: {} events were dropped (the event limit was reached): the "
         "tables below miss them\n",
         dropped_);
-  auto sorted = [](const auto& map) {
-    std::vector<std::pair<typename std::decay_t<decltype(map)>::key_type, Sum>> v(map.begin(),
-                                                                                  map.end());
-    std::stable_sort(v.begin(), v.end(),
-                     [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
-    return v;
-  };
-  out += "\nby op type (per run):\n";
-  out += fmt::format("  {:<34} {:<12} {:>10} {:>7} {:>7} {:>10}\n", "op type", "device", "ms",
-                     "share", "count", "mean us");
-  for (const auto& [key, s] : sorted(by_type)) {
-    const double per_run = static_cast<double>(s.ns) / nruns;
-    out +=
-        fmt::format("  {:<34} {:<12} {:>10.3f} {:>6.1f}% {:>7.1f} {:>10.1f}\n", key.first,
-                    key.second, ms(per_run), share(per_run), static_cast<double>(s.count) / nruns,
-                    static_cast<double>(s.ns) / static_cast<double>(s.count) / 1e3);
-  }
-  // The node comes last: a fused step's name lists every node it computed, which no fixed
-  // column width holds.
-  out += "\nby node (per run):\n";
-  out += fmt::format("  {:>10} {:>7} {:>7} {:<12} {:<24} {}\n", "ms", "share", "count", "device",
-                     "op type", "node");
-  for (const auto& [key, s] : sorted(by_node)) {
-    const double per_run = static_cast<double>(s.ns) / nruns;
-    out += fmt::format("  {:>10.3f} {:>6.1f}% {:>7.1f} {:<12} {:<24} {}\n", ms(per_run),
-                       share(per_run), static_cast<double>(s.count) / nruns, key.device,
-                       key.op_type, key.name);
-  }
-  return out;
+  return out + type_table(t, p) + node_table(t, p);
 }
 
 }  // namespace loom::core
