@@ -57,21 +57,80 @@ std::string Session::explain() {
   return head + "on the declared shapes:\n" + explain_locked();
 }
 
+namespace {
+
+// The "folded:" line: what folding did to the model (nothing when it did nothing).
+void explain_folds(std::ostringstream& out, const FoldStats& f) {
+  if (f.nodes || f.constant_nodes || f.identities || f.noop_pads || f.fused_pads ||
+      f.evaluated_nodes)
+    out << "  folded: " << f.nodes << " shape-computation nodes into " << f.constants
+        << " constants (static shapes), " << f.constant_nodes
+        << " Constant nodes into initializers, " << f.identities
+        << " Identity nodes of constants; bypassed " << f.noop_pads
+        << " Pad nodes with zero pads, moved " << f.fused_pads
+        << " into their Conv/AveragePool; evaluated " << f.evaluated_nodes
+        << " nodes of constants on cpu\n";
+}
+
+}  // namespace
+
+// Subgraph `s`'s inputs (with where each comes from), outputs, transfers and arena for the
+// current plan; adds its copies to `copies` and `copy_bytes`.
+void Session::explain_part(size_t s, std::ostringstream& out, size_t& copies,
+                           size_t& copy_bytes) const {
+  const Graph& g = *model_->graph;
+  const Subgraph& sg = subgraphs_[s];
+  const Prepared::Part& part = current_->parts[s];
+  out << "\n    inputs:";
+  if (part.inputs.empty()) out << " (none)";
+  size_t part_copies = 0, part_bytes = 0;
+  for (const Prepared::Transfer& t : part.transfers) {
+    out << "\n      " << g.values[t.value].name << " ["
+        << current_->facts[t.value].shape.to_string() << "] from "
+        << (t.from_device >= 0 ? device_name(t.from_device)
+            : depth_ > 0       ? std::string("the control-flow step")  // a body's input
+                               : std::string("the application"));
+    if (t.from_device == static_cast<int>(sg.device)) {
+      out << " (same device)";
+    } else if (t.copy) {
+      out << " (copy, " << t.bytes << " bytes)";
+      part_copies++;
+      part_bytes += t.bytes;
+    } else {
+      out << " (zero-copy)";
+    }
+  }
+  out << "\n    outputs:";
+  for (int id : part.outputs)
+    out << " " << g.values[id].name << " [" << current_->facts[id].shape.to_string() << "]";
+  out << "\n    transfers in: " << part_copies << " copies, " << part_bytes << " bytes";
+  out << "\n    planned arena: " << part.arena_bytes << " bytes";
+  copies += part_copies;
+  copy_bytes += part_bytes;
+}
+
+// The "cost model:" line: each device's GFLOP/s, launch and transfer costs.
+void Session::explain_cost_model(std::ostringstream& out) const {
+  out << "  cost model:";
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    const DeviceCost& c = device_costs_[d];
+    out << (d ? ";" : "") << " " << device_labels_[d] << " " << c.gflops << " GFLOP/s, launch "
+        << c.launch_us << " us";
+    if (c.host_memory)
+      out << ", host memory";
+    else
+      out << ", transfers " << c.transfer_gbps << " GB/s + " << c.transfer_latency_us << " us";
+  }
+  out << "\n";
+}
+
 std::string Session::explain_locked() {
   const Graph& g = *model_->graph;
   std::ostringstream out;
   out << "plan for " << model_->path << ": " << g.nodes.size() << " nodes, devices:";
   for (const auto& d : devices_) out << " " << d->name();
   out << "\n";
-  if (fold_stats_.nodes || fold_stats_.constant_nodes || fold_stats_.identities ||
-      fold_stats_.noop_pads || fold_stats_.fused_pads || fold_stats_.evaluated_nodes)
-    out << "  folded: " << fold_stats_.nodes << " shape-computation nodes into "
-        << fold_stats_.constants << " constants (static shapes), " << fold_stats_.constant_nodes
-        << " Constant nodes into initializers, " << fold_stats_.identities
-        << " Identity nodes of constants; bypassed " << fold_stats_.noop_pads
-        << " Pad nodes with zero pads, moved " << fold_stats_.fused_pads
-        << " into their Conv/AveragePool; evaluated " << fold_stats_.evaluated_nodes
-        << " nodes of constants on cpu\n";
+  explain_folds(out, fold_stats_);
   double total_flops = 0;
   size_t copies = 0, copy_bytes = 0;
   for (size_t s = 0; s < subgraphs_.size(); ++s) {
@@ -88,35 +147,7 @@ std::string Session::explain_locked() {
     double flops = subgraph_flops(s);
     total_flops += flops;
     out << "), " << format_flops(flops);
-    if (current_) {
-      const Prepared::Part& part = current_->parts[s];
-      out << "\n    inputs:";
-      if (part.inputs.empty()) out << " (none)";
-      size_t part_copies = 0, part_bytes = 0;
-      for (const Prepared::Transfer& t : part.transfers) {
-        out << "\n      " << g.values[t.value].name << " ["
-            << current_->facts[t.value].shape.to_string() << "] from "
-            << (t.from_device >= 0 ? device_name(t.from_device)
-                : depth_ > 0       ? std::string("the control-flow step")  // a body's input
-                                   : std::string("the application"));
-        if (t.from_device == static_cast<int>(sg.device)) {
-          out << " (same device)";
-        } else if (t.copy) {
-          out << " (copy, " << t.bytes << " bytes)";
-          part_copies++;
-          part_bytes += t.bytes;
-        } else {
-          out << " (zero-copy)";
-        }
-      }
-      out << "\n    outputs:";
-      for (int id : part.outputs)
-        out << " " << g.values[id].name << " [" << current_->facts[id].shape.to_string() << "]";
-      out << "\n    transfers in: " << part_copies << " copies, " << part_bytes << " bytes";
-      out << "\n    planned arena: " << part.arena_bytes << " bytes";
-      copies += part_copies;
-      copy_bytes += part_bytes;
-    }
+    if (current_) explain_part(s, out, copies, copy_bytes);
     out << "\n";
     // A control-flow step: each body's own plan, indented.
     for (int k : sg.nodes) explain_bodies(k, out, 4);
@@ -128,17 +159,7 @@ std::string Session::explain_locked() {
   if (released_constants_)
     out << "  released: " << released_constants_ << " constants (" << released_constant_bytes_
         << " bytes) their devices copied at compile\n";
-  out << "  cost model:";
-  for (size_t d = 0; d < devices_.size(); ++d) {
-    const DeviceCost& c = device_costs_[d];
-    out << (d ? ";" : "") << " " << device_labels_[d] << " " << c.gflops << " GFLOP/s, launch "
-        << c.launch_us << " us";
-    if (c.host_memory)
-      out << ", host memory";
-    else
-      out << ", transfers " << c.transfer_gbps << " GB/s + " << c.transfer_latency_us << " us";
-  }
-  out << "\n";
+  explain_cost_model(out);
   if (fallback_notes_.empty())
     out << "  every node runs on its first-choice device\n";
   else
@@ -158,7 +179,6 @@ std::string Session::plan_json(bool with_cache) {
     return "{\"plan_cache\":" + plan_cache_json() + ",\"signature\":\"" +
            json_escape(shape_plans_.front().shapes) + "\"," + child.substr(1);
   }
-  const Graph& g = *model_->graph;
   std::string j = "{";
   if (with_cache) j += "\"plan_cache\":" + plan_cache_json() + ",";
   // Before the first run of a symbolic model: the plan on the declared shapes, or why it has
@@ -170,54 +190,11 @@ std::string Session::plan_json(bool with_cache) {
   j += "\"devices\":[";
   for (size_t d = 0; d < devices_.size(); ++d)
     j += (d ? "," : "") + std::string("\"") + json_escape(devices_[d]->name()) + "\"";
-  j += "],\"cost_model\":[";
-  for (size_t d = 0; d < devices_.size(); ++d) {
-    const DeviceCost& c = device_costs_[d];
-    j += (d ? "," : "") + fmt::format(
-                              "{{\"device\":\"{}\",\"gflops\":{},\"transfer_gbps\":{},"
-                              "\"transfer_latency_us\":{},\"launch_us\":{},\"host_memory\":{}}}",
-                              json_escape(device_labels_[d]), c.gflops, c.transfer_gbps,
-                              c.transfer_latency_us, c.launch_us, c.host_memory);
-  }
-  j += "],\"subgraphs\":[";
+  j += "],\"cost_model\":" + cost_model_json() + ",\"subgraphs\":[";
   double total_flops = 0;
   for (size_t s = 0; s < subgraphs_.size(); ++s) {
-    const Subgraph& sg = subgraphs_[s];
-    double flops = subgraph_flops(s);
-    total_flops += flops;
-    j += (s ? "," : "") + fmt::format("{{\"device\":\"{}\",\"nodes\":{},\"flops\":{:.0f}",
-                                      json_escape(device_name(sg.device)), sg.nodes.size(), flops);
-    if (sg.device == host_step_device()) {
-      j += ",\"control_flow\":[";
-      bool first = true;
-      for (int k : sg.nodes) {
-        std::string body = bodies_json(k);
-        if (body.empty()) continue;
-        j += (first ? "" : ",") + body;
-        first = false;
-      }
-      j += "]";
-    }
-    if (current_) {
-      const Prepared::Part& part = current_->parts[s];
-      auto names = [&](const std::vector<int>& ids) {
-        std::string r = "[";
-        for (size_t i = 0; i < ids.size(); ++i)
-          r += (i ? "," : "") + ("\"" + json_escape(g.values[ids[i]].name) + "\"");
-        return r + "]";
-      };
-      j += ",\"inputs\":" + names(part.inputs) + ",\"outputs\":" + names(part.outputs) +
-           ",\"transfers\":[";
-      for (size_t i = 0; i < part.transfers.size(); ++i) {
-        const Prepared::Transfer& t = part.transfers[i];
-        std::string from = t.from_device < 0 ? "application" : device_name(t.from_device);
-        j += (i ? "," : "") +
-             fmt::format("{{\"value\":\"{}\",\"from\":\"{}\",\"copy\":{},\"bytes\":{}}}",
-                         json_escape(g.values[t.value].name), json_escape(from), t.copy, t.bytes);
-      }
-      j += fmt::format("],\"arena_bytes\":{}", part.arena_bytes);
-    }
-    j += "}";
+    total_flops += subgraph_flops(s);
+    j += (s ? "," : "") + subgraph_json(s);
   }
   j += fmt::format(
       "],\"total_flops\":{:.0f},\"folded_nodes\":{},\"folded_constants\":{},"
@@ -233,6 +210,66 @@ std::string Session::plan_json(bool with_cache) {
       "],\"planned_peak_bytes\":{},\"constants_released\":{},"
       "\"constant_bytes_released\":{}}}",
       current_ ? current_->planned_peak : 0, released_constants_, released_constant_bytes_);
+  return j;
+}
+
+// The devices' costs as a JSON array, in --device order.
+std::string Session::cost_model_json() const {
+  std::string j = "[";
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    const DeviceCost& c = device_costs_[d];
+    j += (d ? "," : "") + fmt::format(
+                              "{{\"device\":\"{}\",\"gflops\":{},\"transfer_gbps\":{},"
+                              "\"transfer_latency_us\":{},\"launch_us\":{},\"host_memory\":{}}}",
+                              json_escape(device_labels_[d]), c.gflops, c.transfer_gbps,
+                              c.transfer_latency_us, c.launch_us, c.host_memory);
+  }
+  return j + "]";
+}
+
+// Subgraph `s` as a JSON object: device, nodes, FLOPs, its control-flow bodies, and with a
+// current plan its inputs, outputs, transfers and arena.
+std::string Session::subgraph_json(size_t s) {
+  const Subgraph& sg = subgraphs_[s];
+  std::string j =
+      fmt::format("{{\"device\":\"{}\",\"nodes\":{},\"flops\":{:.0f}",
+                  json_escape(device_name(sg.device)), sg.nodes.size(), subgraph_flops(s));
+  if (sg.device == host_step_device()) {
+    j += ",\"control_flow\":[";
+    bool first = true;
+    for (int k : sg.nodes) {
+      std::string body = bodies_json(k);
+      if (body.empty()) continue;
+      j += (first ? "" : ",") + body;
+      first = false;
+    }
+    j += "]";
+  }
+  if (current_) j += part_json(s);
+  return j + "}";
+}
+
+// The current plan's part `s`: ",\"inputs\":...,\"arena_bytes\":N" (inside its subgraph's
+// object).
+std::string Session::part_json(size_t s) const {
+  const Graph& g = *model_->graph;
+  const Prepared::Part& part = current_->parts[s];
+  auto names = [&](const std::vector<int>& ids) {
+    std::string r = "[";
+    for (size_t i = 0; i < ids.size(); ++i)
+      r += (i ? "," : "") + ("\"" + json_escape(g.values[ids[i]].name) + "\"");
+    return r + "]";
+  };
+  std::string j = ",\"inputs\":" + names(part.inputs) + ",\"outputs\":" + names(part.outputs) +
+                  ",\"transfers\":[";
+  for (size_t i = 0; i < part.transfers.size(); ++i) {
+    const Prepared::Transfer& t = part.transfers[i];
+    std::string from = t.from_device < 0 ? "application" : device_name(t.from_device);
+    j += (i ? "," : "") +
+         fmt::format("{{\"value\":\"{}\",\"from\":\"{}\",\"copy\":{},\"bytes\":{}}}",
+                     json_escape(g.values[t.value].name), json_escape(from), t.copy, t.bytes);
+  }
+  j += fmt::format("],\"arena_bytes\":{}", part.arena_bytes);
   return j;
 }
 

@@ -196,6 +196,12 @@ class Session {
   bool refused_with_static_shapes(const PartitionProblem& problem,
                                   const std::vector<ValueFacts>& declared) const;
   std::string explain_locked();  // plan_report.cpp; mutex_ held
+  // ---- pieces of explain_locked() and plan_json() (plan_report.cpp; mutex_ held) ----
+  void explain_part(size_t s, std::ostringstream& out, size_t& copies, size_t& copy_bytes) const;
+  void explain_cost_model(std::ostringstream& out) const;
+  std::string cost_model_json() const;
+  std::string subgraph_json(size_t s);
+  std::string part_json(size_t s) const;
 
   // Index of the pseudo-device of control-flow steps: one past the real devices.
   size_t host_step_device() const { return devices_.size(); }
