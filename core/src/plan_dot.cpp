@@ -43,18 +43,29 @@ std::string Session::plan_dot() {
   std::vector<int> part_of(g.nodes.size(), -1);
   for (size_t s = 0; s < subgraphs_.size(); ++s)
     for (int k : subgraphs_[s].nodes) part_of[k] = static_cast<int>(s);
-  auto facts_bytes = [&](int id) {
-    static const std::vector<ValueFacts> none;
-    return value_bytes(g, id, current_ ? current_->facts : none);
-  };
 
   std::string d =
       "digraph loom_plan {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", "
       "fillcolor=white, fontsize=10];\n";
   d += "  label=\"" + dot_escape(model_->path, 200) + ": " + std::to_string(subgraphs_.size()) +
        " subgraphs\";\n  labelloc=t;\n";
-  // Legend: one entry per device.
-  d += "  subgraph cluster_legend {\n    label=\"devices\";\n    style=dashed;\n";
+  d += dot_legend();
+  for (size_t s = 0; s < subgraphs_.size(); ++s) d += dot_cluster(s);
+  d += dot_edges(part_of);
+  // Graph outputs, like its inputs, live with the application.
+  for (int id : g.outputs) {
+    const Value& v = g.values[id];
+    d += fmt::format("  out{} [label=\"{}\", shape=ellipse, style=solid];\n", id,
+                     dot_escape(v.name));
+    if (v.producer >= 0) d += fmt::format("  n{} -> out{};\n", v.producer, id);
+  }
+  d += "}\n";
+  return d;
+}
+
+// The legend cluster: one entry per device (and the host-step pseudo-device when used).
+std::string Session::dot_legend() const {
+  std::string d = "  subgraph cluster_legend {\n    label=\"devices\";\n    style=dashed;\n";
   for (size_t i = 0; i < devices_.size(); ++i)
     d += fmt::format("    legend{} [label=\"{}\", fillcolor=\"{}\"];\n", i,
                      dot_escape(device_labels_[i]), kPalette[i % std::size(kPalette)]);
@@ -63,32 +74,48 @@ std::string Session::plan_dot() {
                      dot_escape(device_name(host_step_device())),
                      kPalette[host_step_device() % std::size(kPalette)]);
   d += "  }\n";
-  for (size_t s = 0; s < subgraphs_.size(); ++s) {
-    const Subgraph& sg = subgraphs_[s];
-    const char* color = kPalette[sg.device % std::size(kPalette)];
-    d += fmt::format(
-        "  subgraph cluster_{} {{\n    label=\"subgraph {}: {} ({} nodes, {})\";\n"
-        "    style=filled;\n    fillcolor=\"{}\";\n",
-        s, s, dot_escape(device_name(sg.device)), sg.nodes.size(), format_flops(subgraph_flops(s)),
-        color);
-    for (int k : sg.nodes) {
-      const Node& n = g.nodes[k];
-      // A control-flow step lists its bodies' plans (subgraphs per device) under its name.
-      std::string bodies;
-      if (auto it = bodies_.find(k); it != bodies_.end())
-        for (const Body& b : it->second) {
-          std::map<std::string, int> per_device;
-          for (const Subgraph& bs : b.session->subgraphs_)
-            per_device[b.session->device_name(bs.device)]++;
-          bodies += "\\n" + dot_escape(b.attribute) + ":";
-          for (const auto& [dev, count] : per_device)
-            bodies += fmt::format(" {}x{}", dot_escape(dev), count);
-        }
-      d += fmt::format("    n{} [label=\"{}\\n{}{}\"];\n", k, dot_escape(n.op_type),
-                       dot_escape(n.name), bodies);
-    }
-    d += "  }\n";
+  return d;
+}
+
+// Subgraph `s` as a cluster filled with its device's color, one box per node.
+std::string Session::dot_cluster(size_t s) const {
+  const Graph& g = *model_->graph;
+  const Subgraph& sg = subgraphs_[s];
+  const char* color = kPalette[sg.device % std::size(kPalette)];
+  std::string d = fmt::format(
+      "  subgraph cluster_{} {{\n    label=\"subgraph {}: {} ({} nodes, {})\";\n"
+      "    style=filled;\n    fillcolor=\"{}\";\n",
+      s, s, dot_escape(device_name(sg.device)), sg.nodes.size(), format_flops(subgraph_flops(s)),
+      color);
+  for (int k : sg.nodes) {
+    const Node& n = g.nodes[k];
+    // A control-flow step lists its bodies' plans (subgraphs per device) under its name.
+    std::string bodies;
+    if (auto it = bodies_.find(k); it != bodies_.end())
+      for (const Body& b : it->second) {
+        std::map<std::string, int> per_device;
+        for (const Subgraph& bs : b.session->subgraphs_)
+          per_device[b.session->device_name(bs.device)]++;
+        bodies += "\\n" + dot_escape(b.attribute) + ":";
+        for (const auto& [dev, count] : per_device)
+          bodies += fmt::format(" {}x{}", dot_escape(dev), count);
+      }
+    d += fmt::format("    n{} [label=\"{}\\n{}{}\"];\n", k, dot_escape(n.op_type),
+                     dot_escape(n.name), bodies);
   }
+  d += "  }\n";
+  return d;
+}
+
+// The edges into every node (and the graph inputs they read); `part_of` maps nodes to
+// subgraphs.
+std::string Session::dot_edges(const std::vector<int>& part_of) const {
+  const Graph& g = *model_->graph;
+  auto facts_bytes = [&](int id) {
+    static const std::vector<ValueFacts> none;
+    return value_bytes(g, id, current_ ? current_->facts : none);
+  };
+  std::string d;
   // Graph inputs and outputs live with the application.
   std::set<int> inputs_drawn;
   for (size_t k = 0; k < g.nodes.size(); ++k) {
@@ -122,13 +149,6 @@ std::string Session::plan_dot() {
     for (int id : n.inputs) edge_from(id);
     for (int id : n.implicit_inputs) edge_from(id);
   }
-  for (int id : g.outputs) {
-    const Value& v = g.values[id];
-    d += fmt::format("  out{} [label=\"{}\", shape=ellipse, style=solid];\n", id,
-                     dot_escape(v.name));
-    if (v.producer >= 0) d += fmt::format("  n{} -> out{};\n", v.producer, id);
-  }
-  d += "}\n";
   return d;
 }
 

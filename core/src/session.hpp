@@ -202,6 +202,10 @@ class Session {
   std::string cost_model_json() const;
   std::string subgraph_json(size_t s);
   std::string part_json(size_t s) const;
+  // ---- pieces of plan_dot() (plan_dot.cpp; mutex_ held) ----
+  std::string dot_legend() const;
+  std::string dot_cluster(size_t s) const;
+  std::string dot_edges(const std::vector<int>& part_of) const;
 
   // Index of the pseudo-device of control-flow steps: one past the real devices.
   size_t host_step_device() const { return devices_.size(); }
