@@ -345,10 +345,10 @@ std::vector<int> Session::parse_placements(const std::string& spec) const {
   return pinned;
 }
 
-void Session::partition() {
+// The facts inference tells from the declared inputs alone (none where it fails on a valid
+// model).
+std::vector<ValueFacts> Session::declared_facts() const {
   const Graph& g = *model_->graph;
-  // Devices decide by dtype and shape, so they must see what inference can tell from the
-  // declared inputs (dynamic dims stay unknown) rather than untyped intermediates.
   std::vector<ValueFacts> declared(g.values.size());
   try {
     infer_shapes(g, runtime_.schemas, declared);
@@ -361,7 +361,11 @@ void Session::partition() {
                      e.what());
     declared.assign(g.values.size(), ValueFacts{});
   }
+  return declared;
+}
 
+// Fills device_costs_ and returns the devices' labels, in --device order.
+std::vector<std::string> Session::init_device_costs() {
   // The cost model: defaults per device family, then $LOOM_COST_MODEL, then the session option.
   std::vector<std::string> names;
   for (size_t d = 0; d < devices_.size(); ++d) {
@@ -377,19 +381,15 @@ void Session::partition() {
     }
   }
   if (!config_.cost_model.empty()) apply_cost_overrides(config_.cost_model, names, device_costs_);
-  std::vector<int> pinned = parse_placements(config_.placements);
-  std::vector<bool> shape_nodes = find_shape_computations(g, declared);
-  ViewOptions options_view;
-  options_view.facts = &declared;
-  GraphView view(g, options_view);
-  std::map<int, std::vector<Body>> step_bodies;
-  std::vector<std::string> step_reasons;
-  std::vector<bool> steps = choose_host_steps(view, pinned, declared, step_bodies, step_reasons);
+  return names;
+}
 
-  // Control-flow steps go to a pseudo-device after the real ones: host memory, and nothing
-  // else runs there, so islands never move onto or off it. Without steps the problem (and
-  // every message about it) is exactly the devices'.
-  bool any_step = std::find(steps.begin(), steps.end(), true) != steps.end();
+// The partitioner's devices (the host-step pseudo-device last when `any_step`) and values; no
+// nodes yet.
+PartitionProblem Session::partition_problem(const std::vector<std::string>& names,
+                                            const std::vector<ValueFacts>& declared,
+                                            bool any_step) const {
+  const Graph& g = *model_->graph;
   PartitionProblem problem;
   problem.device_names = names;
   problem.devices = device_costs_;
@@ -407,27 +407,95 @@ void Session::partition() {
     problem.value_bytes[v] = value_bytes(g, static_cast<int>(v), declared);
     problem.graph_output[v] = g.values[v].graph_output;
   }
+  return problem;
+}
+
+// Node `k` for the partitioner: its label, the values it moves and its FLOPs on the declared
+// shapes (recorded in declared_flops_ too).
+PartitionNode Session::partition_node(size_t k, const std::vector<ValueFacts>& declared) {
+  const Graph& g = *model_->graph;
+  const Node& node = g.nodes[k];
+  PartitionNode n;
+  n.label = node.describe();
+  // Initializers are part of every view; only values that flow between nodes move.
+  auto reads = [&](int id) {
+    return id >= 0 && (!g.values[id].constant || g.values[id].graph_input);
+  };
+  for (int id : node.inputs)
+    if (reads(id)) n.inputs.push_back(id);
+  for (int id : node.implicit_inputs)
+    if (reads(id)) n.inputs.push_back(id);
+  for (int id : node.outputs)
+    if (id >= 0) n.outputs.push_back(id);
+  n.flops = estimate_flops(g, node, declared);
+  declared_flops_.push_back(n.flops);
+  return n;
+}
+
+// Asks each device whether it takes node `k`, appending to n.supported and n.reasons.
+void Session::ask_devices(const GraphView& view, size_t k, PartitionNode& n) const {
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    loom_support_t support;
+    std::memset(&support, 0, sizeof support);
+    support.struct_size = sizeof support;
+    devices_[d]->api().supports_node(devices_[d]->handle(), view.get(), view.node(k), &support);
+    support.reason[sizeof support.reason - 1] = '\0';
+    n.supported.push_back(support.supported);
+    n.reasons.push_back(support.supported ? ""
+                                          : (support.reason[0] ? support.reason : "not supported"));
+  }
+}
+
+// Refuses the nodes no device takes; returns true instead when each run's static shapes may
+// yet change the devices' minds (preview_error_ then says why the declared shapes have none).
+bool Session::defer_unsupported(const PartitionProblem& problem, const Partition& result,
+                                const std::vector<ValueFacts>& declared) {
+  std::string msg =
+      std::to_string(result.unsupported.size()) + " nodes are supported by none of the devices";
+  msg += config_.no_fallback ? " (fallback to cpu is off): " : ": ";
+  for (size_t i = 0; i < result.unsupported.size() && i < 20; ++i)
+    msg += (i ? ", " : "") + result.unsupported[i];
+  if (result.unsupported.size() > 20) msg += ", ...";
+  // A device may refuse a node only because a dimension is still open; each run's plan asks
+  // again with static shapes, and fails with this same message if the refusal stands. A node
+  // refused with every shape known is refused for good.
+  if (per_shape_ && !refused_with_static_shapes(problem, declared)) {
+    preview_error_ = msg;
+    runtime_.log(LOOM_LOG_INFO, "scheduler",
+                 "on the declared shapes " + msg + "; each run's shapes are asked again");
+    return true;
+  }
+  fail(LOOM_ERROR_UNSUPPORTED, msg);
+}
+
+void Session::partition() {
+  const Graph& g = *model_->graph;
+  // Devices decide by dtype and shape, so they must see what inference can tell from the
+  // declared inputs (dynamic dims stay unknown) rather than untyped intermediates.
+  std::vector<ValueFacts> declared = declared_facts();
+  std::vector<std::string> names = init_device_costs();
+  std::vector<int> pinned = parse_placements(config_.placements);
+  std::vector<bool> shape_nodes = find_shape_computations(g, declared);
+  ViewOptions options_view;
+  options_view.facts = &declared;
+  GraphView view(g, options_view);
+  std::map<int, std::vector<Body>> step_bodies;
+  std::vector<std::string> step_reasons;
+  std::vector<bool> steps = choose_host_steps(view, pinned, declared, step_bodies, step_reasons);
+
+  // Control-flow steps go to a pseudo-device after the real ones: host memory, and nothing
+  // else runs there, so islands never move onto or off it. Without steps the problem (and
+  // every message about it) is exactly the devices'.
+  bool any_step = std::find(steps.begin(), steps.end(), true) != steps.end();
+  PartitionProblem problem = partition_problem(names, declared, any_step);
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& node = g.nodes[k];
-    PartitionNode n;
-    n.label = node.describe();
-    // Initializers are part of every view; only values that flow between nodes move.
-    auto reads = [&](int id) {
-      return id >= 0 && (!g.values[id].constant || g.values[id].graph_input);
-    };
-    for (int id : node.inputs)
-      if (reads(id)) n.inputs.push_back(id);
-    for (int id : node.implicit_inputs)
-      if (reads(id)) n.inputs.push_back(id);
-    for (int id : node.outputs)
-      if (id >= 0) n.outputs.push_back(id);
+    PartitionNode n = partition_node(k, declared);
     n.pinned = steps[k] ? -1 : pinned[k];  // sequence steps run on the host whatever the pins
     // Shape and Size only read metadata: they stay with their input's device when the cost
     // model agrees (their output is a few int64s), while the integer arithmetic after them
     // stays on the host.
     n.host_preferred = shape_nodes[k] && node.op_type != "Shape" && node.op_type != "Size";
-    n.flops = estimate_flops(g, node, declared);
-    declared_flops_.push_back(n.flops);
     if (steps[k]) {
       n.supported.assign(devices_.size(), false);
       n.reasons.assign(devices_.size(), step_reasons[k]);
@@ -436,16 +504,7 @@ void Session::partition() {
       problem.nodes.push_back(std::move(n));
       continue;
     }
-    for (size_t d = 0; d < devices_.size(); ++d) {
-      loom_support_t support;
-      std::memset(&support, 0, sizeof support);
-      support.struct_size = sizeof support;
-      devices_[d]->api().supports_node(devices_[d]->handle(), view.get(), view.node(k), &support);
-      support.reason[sizeof support.reason - 1] = '\0';
-      n.supported.push_back(support.supported);
-      n.reasons.push_back(
-          support.supported ? "" : (support.reason[0] ? support.reason : "not supported"));
-    }
+    ask_devices(view, k, n);
     if (any_step) {
       n.supported.push_back(false);
       n.reasons.push_back("only control-flow steps run on the host");
@@ -454,24 +513,7 @@ void Session::partition() {
   }
 
   Partition result = partition_graph(problem);
-  if (!result.unsupported.empty()) {
-    std::string msg =
-        std::to_string(result.unsupported.size()) + " nodes are supported by none of the devices";
-    msg += config_.no_fallback ? " (fallback to cpu is off): " : ": ";
-    for (size_t i = 0; i < result.unsupported.size() && i < 20; ++i)
-      msg += (i ? ", " : "") + result.unsupported[i];
-    if (result.unsupported.size() > 20) msg += ", ...";
-    // A device may refuse a node only because a dimension is still open; each run's plan asks
-    // again with static shapes, and fails with this same message if the refusal stands. A node
-    // refused with every shape known is refused for good.
-    if (per_shape_ && !refused_with_static_shapes(problem, declared)) {
-      preview_error_ = msg;
-      runtime_.log(LOOM_LOG_INFO, "scheduler",
-                   "on the declared shapes " + msg + "; each run's shapes are asked again");
-      return;
-    }
-    fail(LOOM_ERROR_UNSUPPORTED, msg);
-  }
+  if (!result.unsupported.empty() && defer_unsupported(problem, result, declared)) return;
   std::string why;
   if (!is_valid_schedule(problem, result, &why))
     fail(LOOM_ERROR_INTERNAL, "the partitioner produced an invalid plan: " + why);

@@ -232,6 +232,15 @@ class Session {
   std::string bodies_json(int k);
   void create_devices(const loom_session_options_t& options);
   void partition();
+  // ---- partition()'s steps (session.cpp) ----
+  std::vector<ValueFacts> declared_facts() const;
+  std::vector<std::string> init_device_costs();
+  PartitionProblem partition_problem(const std::vector<std::string>& names,
+                                     const std::vector<ValueFacts>& declared, bool any_step) const;
+  PartitionNode partition_node(size_t k, const std::vector<ValueFacts>& declared);
+  void ask_devices(const GraphView& view, size_t k, PartitionNode& n) const;
+  bool defer_unsupported(const PartitionProblem& problem, const Partition& result,
+                         const std::vector<ValueFacts>& declared);
   // Device index for each node the user pinned ("PATTERN=DEVICE;..."), -1 elsewhere.
   std::vector<int> parse_placements(const std::string& spec) const;
   std::unique_ptr<Prepared> prepare(const std::vector<ValueFacts>& input_facts,
