@@ -545,6 +545,169 @@ bool Session::refused_with_static_shapes(const PartitionProblem& problem,
   return false;
 }
 
+// Which parts read each value, and which part makes it (-1: none, the application's).
+struct Session::PartLinks {
+  std::vector<std::set<size_t>> readers;
+  std::vector<int> producer_part;
+};
+
+Session::PartLinks Session::part_links() const {
+  const Graph& g = *model_->graph;
+  PartLinks links;
+  // Which part reads which value.
+  links.readers.resize(g.values.size());
+  for (size_t s = 0; s < subgraphs_.size(); ++s)
+    for (int k : subgraphs_[s].nodes) {
+      for (int id : g.nodes[k].inputs)
+        if (id >= 0) links.readers[id].insert(s);
+      for (int id : g.nodes[k].implicit_inputs) links.readers[id].insert(s);
+    }
+  links.producer_part.assign(g.values.size(), -1);
+  for (size_t s = 0; s < subgraphs_.size(); ++s)
+    for (int k : subgraphs_[s].nodes)
+      for (int id : g.nodes[k].outputs)
+        if (id >= 0) links.producer_part[id] = static_cast<int>(s);
+  return links;
+}
+
+// Part `s`'s boundary: its inputs (counted as consumers) with how each arrives, its outputs
+// and its FLOPs for p.facts.
+void Session::connect_part(size_t s, const PartLinks& links, const std::set<int>& fed,
+                           Prepared& p) const {
+  const Graph& g = *model_->graph;
+  Prepared::Part& part = p.parts[s];
+  const Subgraph& sg = subgraphs_[s];
+  std::set<int> seen;
+  auto is_constant = [&](int id) { return g.values[id].constant && !fed.count(id); };
+  for (int k : sg.nodes) {
+    auto consider = [&](int id) {
+      if (id < 0 || links.producer_part[id] == static_cast<int>(s) || is_constant(id)) return;
+      if (seen.insert(id).second) {
+        part.inputs.push_back(id);
+        p.consumers[id] += 1;
+      }
+    };
+    for (int id : g.nodes[k].inputs) consider(id);
+    for (int id : g.nodes[k].implicit_inputs) consider(id);
+  }
+  bool target_host = device_host_memory(sg.device);
+  for (int id : part.inputs) {
+    Prepared::Transfer t;
+    t.value = id;
+    const int producer = links.producer_part[id];
+    t.from_device = producer >= 0 ? static_cast<int>(subgraphs_[producer].device) : -1;
+    bool source_host = t.from_device < 0 || device_host_memory(t.from_device);
+    t.copy = t.from_device != static_cast<int>(sg.device) && !(source_host && target_host);
+    // Sequences and optionals stay on the host: nothing to copy, and their facts describe
+    // elements, not the value.
+    t.bytes = p.facts[id].kind == ValueKind::kTensor
+                  ? tensor_bytes(p.facts[id].dtype, p.facts[id].shape)
+                  : 0;
+    part.transfers.push_back(t);
+  }
+  for (int k : sg.nodes) part.flops += estimate_flops(g, g.nodes[k], p.facts);
+  for (int k : sg.nodes)
+    for (int id : g.nodes[k].outputs) {
+      if (id < 0) continue;
+      bool external = g.values[id].graph_output;
+      for (size_t r : links.readers[id])
+        if (r != s) external = true;
+      if (external) part.outputs.push_back(id);
+    }
+}
+
+// Part `s`'s memory plan: values made and consumed inside the part, with static shapes. Returns
+// p.facts with their arena offsets; sets the part's arena and adds it to the planned peak.
+std::vector<ValueFacts> Session::plan_part_memory(size_t s, Prepared& p) const {
+  const Graph& g = *model_->graph;
+  Prepared::Part& part = p.parts[s];
+  const Subgraph& sg = subgraphs_[s];
+  std::vector<int> position(g.values.size(), -1);
+  std::vector<BufferRequest> requests;
+  std::vector<int> request_value;
+  std::set<int> boundary(part.outputs.begin(), part.outputs.end());
+  for (size_t step = 0; step < sg.nodes.size(); ++step) {
+    const Node& node = g.nodes[sg.nodes[step]];
+    for (int id : node.outputs) {
+      if (id < 0 || boundary.count(id)) continue;
+      size_t bytes = tensor_bytes(p.facts[id].dtype, p.facts[id].shape);
+      if (bytes == 0) continue;
+      position[id] = static_cast<int>(requests.size());
+      requests.push_back({bytes, static_cast<int>(step), static_cast<int>(step)});
+      request_value.push_back(id);
+    }
+    auto touch = [&](int id) {
+      if (id >= 0 && position[id] >= 0) requests[position[id]].last_use = static_cast<int>(step);
+    };
+    for (int id : node.inputs) touch(id);
+    for (int id : node.implicit_inputs) touch(id);
+  }
+  MemoryPlan plan = plan_memory(requests);
+  std::vector<ValueFacts> facts = p.facts;
+  for (size_t r = 0; r < requests.size(); ++r)
+    facts[request_value[r]].arena_offset = static_cast<int64_t>(plan.offsets[r]);
+  part.arena_bytes = plan.arena_size;
+  p.planned_peak += plan.arena_size;
+  return facts;
+}
+
+namespace {
+
+// What loom_compile_args_t.constant_copied needs: the session, and per view index the value
+// id of a constant the device may copy and the session then free.
+struct CopiedConstants {
+  Session* session;
+  std::vector<int> value_of;  // per view index: the releasable value id, or -1
+};
+
+}  // namespace
+
+// Part `s`'s view on `facts` (with arena offsets), compiled by its device; on failure releases
+// everything `p` compiled so far and throws.
+void Session::compile_part(size_t s, const PartLinks& links, const std::set<int>& fed,
+                           const std::vector<ValueFacts>& facts, Prepared& p) {
+  const Graph& g = *model_->graph;
+  Prepared::Part& part = p.parts[s];
+  const Subgraph& sg = subgraphs_[s];
+  auto is_constant = [&](int id) { return g.values[id].constant && !fed.count(id); };
+  ViewOptions vo;
+  vo.facts = &facts;
+  vo.fed_constants = &fed;
+  part.view = std::make_unique<GraphView>(g, sg.nodes, part.inputs, part.outputs, vo);
+  // Constants only this part reads may be freed as its device copies them (ABI 1.3), where
+  // prepare never runs again.
+  CopiedConstants copied{this, std::vector<int>(part.view->get()->num_values, -1)};
+  if (single_signature())
+    for (int k : sg.nodes)
+      for (int id : g.nodes[k].inputs)
+        if (id >= 0 && is_constant(id) && links.readers[id].size() == 1 &&
+            !g.values[id].graph_output && !g.values[id].graph_input &&
+            g.values[id].constant->data) {
+          const int32_t index = part.view->index_of(id);
+          if (index >= 0) copied.value_of[index] = id;
+        }
+  loom_compile_args_t args;
+  std::memset(&args, 0, sizeof args);
+  args.struct_size = sizeof args;
+  args.graph = part.view->get();
+  args.arena_size = part.arena_bytes;
+  args.host_user = &copied;
+  args.constant_copied = [](void* user, int32_t index) {
+    auto* c = static_cast<CopiedConstants*>(user);
+    if (index < 0 || static_cast<size_t>(index) >= c->value_of.size() || c->value_of[index] < 0)
+      return;
+    c->session->release_constant(c->value_of[index]);
+    c->value_of[index] = -1;
+  };
+  DeviceInstance& dev = *devices_[sg.device];
+  loom_status_t* st = dev.api().compile(dev.handle(), &args, &part.exe);
+  if (st) {
+    release(p);
+    throw_if_error(st,
+                   "device '" + dev.name() + "' cannot compile its subgraph " + std::to_string(s));
+  }
+}
+
 std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_facts,
                                            const std::set<int>& fed) {
   const Graph& g = *model_->graph;
@@ -560,132 +723,16 @@ std::unique_ptr<Prepared> Session::prepare(const std::vector<ValueFacts>& input_
   // user's tensor wins.
   infer_shapes(g, runtime_.schemas, p->facts);
 
-  // Which part reads which value.
-  std::vector<std::set<size_t>> readers(g.values.size());
-  for (size_t s = 0; s < subgraphs_.size(); ++s)
-    for (int k : subgraphs_[s].nodes) {
-      for (int id : g.nodes[k].inputs)
-        if (id >= 0) readers[id].insert(s);
-      for (int id : g.nodes[k].implicit_inputs) readers[id].insert(s);
-    }
-  std::vector<int> producer_part(g.values.size(), -1);
-  for (size_t s = 0; s < subgraphs_.size(); ++s)
-    for (int k : subgraphs_[s].nodes)
-      for (int id : g.nodes[k].outputs)
-        if (id >= 0) producer_part[id] = static_cast<int>(s);
-
+  const PartLinks links = part_links();
   p->consumers.assign(g.values.size(), 0);
   for (int id : g.outputs) p->consumers[id] += 1;
   p->parts.resize(subgraphs_.size());
   for (size_t s = 0; s < subgraphs_.size(); ++s) {
-    Prepared::Part& part = p->parts[s];
-    const Subgraph& sg = subgraphs_[s];
-    std::set<int> seen;
-    auto is_constant = [&](int id) { return g.values[id].constant && !fed.count(id); };
-    for (int k : sg.nodes) {
-      auto consider = [&](int id) {
-        if (id < 0 || producer_part[id] == static_cast<int>(s) || is_constant(id)) return;
-        if (seen.insert(id).second) {
-          part.inputs.push_back(id);
-          p->consumers[id] += 1;
-        }
-      };
-      for (int id : g.nodes[k].inputs) consider(id);
-      for (int id : g.nodes[k].implicit_inputs) consider(id);
-    }
-    bool target_host = device_host_memory(sg.device);
-    for (int id : part.inputs) {
-      Prepared::Transfer t;
-      t.value = id;
-      t.from_device =
-          producer_part[id] >= 0 ? static_cast<int>(subgraphs_[producer_part[id]].device) : -1;
-      bool source_host = t.from_device < 0 || device_host_memory(t.from_device);
-      t.copy = t.from_device != static_cast<int>(sg.device) && !(source_host && target_host);
-      // Sequences and optionals stay on the host: nothing to copy, and their facts describe
-      // elements, not the value.
-      t.bytes = p->facts[id].kind == ValueKind::kTensor
-                    ? tensor_bytes(p->facts[id].dtype, p->facts[id].shape)
-                    : 0;
-      part.transfers.push_back(t);
-    }
-    for (int k : sg.nodes) part.flops += estimate_flops(g, g.nodes[k], p->facts);
-    for (int k : sg.nodes)
-      for (int id : g.nodes[k].outputs) {
-        if (id < 0) continue;
-        bool external = g.values[id].graph_output;
-        for (size_t r : readers[id])
-          if (r != s) external = true;
-        if (external) part.outputs.push_back(id);
-      }
+    connect_part(s, links, fed, *p);
     // Control-flow steps compile nothing here: their bodies are child sessions.
-    if (sg.device == host_step_device()) continue;
-
-    // Memory plan: values made and consumed inside the part, with static shapes.
-    std::vector<int> position(g.values.size(), -1);
-    std::vector<BufferRequest> requests;
-    std::vector<int> request_value;
-    std::set<int> boundary(part.outputs.begin(), part.outputs.end());
-    for (size_t step = 0; step < sg.nodes.size(); ++step) {
-      const Node& node = g.nodes[sg.nodes[step]];
-      for (int id : node.outputs) {
-        if (id < 0 || boundary.count(id)) continue;
-        size_t bytes = tensor_bytes(p->facts[id].dtype, p->facts[id].shape);
-        if (bytes == 0) continue;
-        position[id] = static_cast<int>(requests.size());
-        requests.push_back({bytes, static_cast<int>(step), static_cast<int>(step)});
-        request_value.push_back(id);
-      }
-      auto touch = [&](int id) {
-        if (id >= 0 && position[id] >= 0) requests[position[id]].last_use = static_cast<int>(step);
-      };
-      for (int id : node.inputs) touch(id);
-      for (int id : node.implicit_inputs) touch(id);
-    }
-    MemoryPlan plan = plan_memory(requests);
-    std::vector<ValueFacts> facts = p->facts;
-    for (size_t r = 0; r < requests.size(); ++r)
-      facts[request_value[r]].arena_offset = static_cast<int64_t>(plan.offsets[r]);
-    part.arena_bytes = plan.arena_size;
-    p->planned_peak += plan.arena_size;
-
-    ViewOptions vo;
-    vo.facts = &facts;
-    vo.fed_constants = &fed;
-    part.view = std::make_unique<GraphView>(g, sg.nodes, part.inputs, part.outputs, vo);
-    // Constants only this part reads may be freed as its device copies them (ABI 1.3), where
-    // prepare never runs again.
-    struct CopiedConstants {
-      Session* session;
-      std::vector<int> value_of;  // per view index: the releasable value id, or -1
-    } copied{this, std::vector<int>(part.view->get()->num_values, -1)};
-    if (single_signature())
-      for (int k : sg.nodes)
-        for (int id : g.nodes[k].inputs)
-          if (id >= 0 && is_constant(id) && readers[id].size() == 1 && !g.values[id].graph_output &&
-              !g.values[id].graph_input && g.values[id].constant->data) {
-            const int32_t index = part.view->index_of(id);
-            if (index >= 0) copied.value_of[index] = id;
-          }
-    loom_compile_args_t args;
-    std::memset(&args, 0, sizeof args);
-    args.struct_size = sizeof args;
-    args.graph = part.view->get();
-    args.arena_size = part.arena_bytes;
-    args.host_user = &copied;
-    args.constant_copied = [](void* user, int32_t index) {
-      auto* c = static_cast<CopiedConstants*>(user);
-      if (index < 0 || static_cast<size_t>(index) >= c->value_of.size() || c->value_of[index] < 0)
-        return;
-      c->session->release_constant(c->value_of[index]);
-      c->value_of[index] = -1;
-    };
-    DeviceInstance& dev = *devices_[sg.device];
-    loom_status_t* st = dev.api().compile(dev.handle(), &args, &part.exe);
-    if (st) {
-      release(*p);
-      throw_if_error(
-          st, "device '" + dev.name() + "' cannot compile its subgraph " + std::to_string(s));
-    }
+    if (subgraphs_[s].device == host_step_device()) continue;
+    const std::vector<ValueFacts> facts = plan_part_memory(s, *p);
+    compile_part(s, links, fed, facts, *p);
   }
   return p;
 }

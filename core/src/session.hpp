@@ -245,6 +245,13 @@ class Session {
   std::vector<int> parse_placements(const std::string& spec) const;
   std::unique_ptr<Prepared> prepare(const std::vector<ValueFacts>& input_facts,
                                     const std::set<int>& fed);
+  // ---- prepare()'s steps (session.cpp) ----
+  struct PartLinks;
+  PartLinks part_links() const;
+  void connect_part(size_t s, const PartLinks& links, const std::set<int>& fed, Prepared& p) const;
+  std::vector<ValueFacts> plan_part_memory(size_t s, Prepared& p) const;
+  void compile_part(size_t s, const PartLinks& links, const std::set<int>& fed,
+                    const std::vector<ValueFacts>& facts, Prepared& p);
   void release(Prepared& p);
   // Whether every run binds inputs of the same dtypes and shapes, so `prepare` runs once.
   bool single_signature() const;
