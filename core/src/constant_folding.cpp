@@ -62,15 +62,11 @@ size_t static_bytes(const ValueFacts& f) {
   return count > kMaxFoldedBytes / elem ? SIZE_MAX : count * elem;
 }
 
-}  // namespace
-
-std::shared_ptr<Model> fold_constant_nodes(Runtime& runtime, const SchemaRegistry& schemas,
-                                           const std::shared_ptr<Model>& model, FoldStats& stats) {
-  if (t_evaluating_constants) return model;
-  const Graph& g = *model->graph;
-  auto inferred = trusted_facts(g, schemas);
-  if (!inferred) return model;
-  const std::vector<ValueFacts>& facts = *inferred;
+// The nodes to fold (in order; `taken` counts them): foldable ops whose inputs are all
+// constant or folded, with static outputs the graph does not need by name, within the size
+// bounds.
+std::vector<bool> nodes_to_fold(const Graph& g, const std::vector<ValueFacts>& facts,
+                                size_t& taken) {
   std::vector<bool> keep_producer(g.values.size(), false);
   for (int id : g.outputs) keep_producer[id] = true;
   for (const Node& n : g.nodes)
@@ -80,7 +76,8 @@ std::shared_ptr<Model> fold_constant_nodes(Runtime& runtime, const SchemaRegistr
   for (size_t id = 0; id < g.values.size(); ++id)
     constant[id] = g.values[id].constant && !g.values[id].graph_input;
   std::vector<bool> take(g.nodes.size(), false);
-  size_t total = 0, taken = 0;
+  size_t total = 0;
+  taken = 0;
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& n = g.nodes[k];
     if (!foldable_op(n)) continue;
@@ -100,8 +97,13 @@ std::shared_ptr<Model> fold_constant_nodes(Runtime& runtime, const SchemaRegistr
     for (int id : n.outputs)
       if (id >= 0) constant[id] = true;
   }
-  if (taken == 0) return model;
+  return take;
+}
 
+// The taken nodes as a graph of their own: constants in, needed results out. `results` gets
+// the ids in `g` of its outputs, in order.
+std::shared_ptr<Graph> constants_graph(const Graph& g, const std::vector<ValueFacts>& facts,
+                                       const std::vector<bool>& take, std::vector<int>& results) {
   // What the rest of the graph reads of the taken nodes' results.
   std::vector<bool> needed(g.values.size(), false);
   for (size_t k = 0; k < g.nodes.size(); ++k) {
@@ -111,7 +113,6 @@ std::shared_ptr<Model> fold_constant_nodes(Runtime& runtime, const SchemaRegistr
     for (int id : g.nodes[k].implicit_inputs) needed[id] = true;
   }
 
-  // The taken nodes as a graph of their own: constants in, needed results out.
   auto fg = std::make_shared<Graph>();
   fg->name = g.name + " constants";
   std::vector<int> local(g.values.size(), -1);
@@ -125,7 +126,6 @@ std::shared_ptr<Model> fold_constant_nodes(Runtime& runtime, const SchemaRegistr
       v.constant = g.values[id].constant;
     return local[id] = l;
   };
-  std::vector<int> results;  // ids in g, in the order of fg->outputs
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     if (!take[k]) continue;
     Node n = g.nodes[k];
@@ -144,15 +144,19 @@ std::shared_ptr<Model> fold_constant_nodes(Runtime& runtime, const SchemaRegistr
     }
     fg->nodes.push_back(std::move(n));
   }
-  if (results.empty()) return model;  // dead code: left for the partitioner to drop
+  return fg;
+}
 
-  auto fm = std::make_shared<Model>(*model);
-  fm->graph = fg;
+// Runs `fm` (a graph of constants) on cpu; its outputs, or an empty vector when it cannot run
+// here (logged).
+std::vector<std::shared_ptr<ConstantData>> evaluate_constants(Runtime& runtime,
+                                                              const std::shared_ptr<Model>& fm,
+                                                              size_t num_results) {
   loom_session_options_t options{};
   options.struct_size = sizeof options;
   options.devices = "cpu";
   options.threads = 1;
-  std::vector<std::shared_ptr<ConstantData>> values(results.size());
+  std::vector<std::shared_ptr<ConstantData>> values(num_results);
   try {
     struct Evaluating {  // set for the evaluating session's construction and run only
       Evaluating() { t_evaluating_constants = true; }
@@ -177,12 +181,16 @@ std::shared_ptr<Model> fold_constant_nodes(Runtime& runtime, const SchemaRegistr
     // which report any real problem when the session runs them.
     runtime.log(LOOM_LOG_DEBUG, "scheduler",
                 std::string("constant nodes left unfolded: ") + e.what());
-    return model;
+    return {};
   }
-  for (const auto& v : values)
-    if (!v || v->dtype == LOOM_DTYPE_STRING) return model;
+  return values;
+}
 
-  // The graph without the taken nodes; their needed results are initializers now.
+// The graph without the taken nodes; their needed results (`results`, ids in `g`) are
+// initializers holding `values` now.
+std::shared_ptr<Graph> graph_without(const Graph& g, const std::vector<bool>& take,
+                                     const std::vector<int>& results,
+                                     const std::vector<std::shared_ptr<ConstantData>>& values) {
   auto out = std::make_shared<Graph>(g);
   out->nodes.clear();
   for (size_t k = 0; k < g.nodes.size(); ++k) {
@@ -203,9 +211,36 @@ std::shared_ptr<Model> fold_constant_nodes(Runtime& runtime, const SchemaRegistr
     v.shape.rank = static_cast<int32_t>(values[i]->dims.size());
     v.shape.dims = values[i]->dims;
   }
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<Model> fold_constant_nodes(Runtime& runtime, const SchemaRegistry& schemas,
+                                           const std::shared_ptr<Model>& model, FoldStats& stats) {
+  if (t_evaluating_constants) return model;
+  const Graph& g = *model->graph;
+  auto inferred = trusted_facts(g, schemas);
+  if (!inferred) return model;
+  size_t taken = 0;
+  const std::vector<bool> take = nodes_to_fold(g, *inferred, taken);
+  if (taken == 0) return model;
+
+  std::vector<int> results;  // ids in g, in the order of the constants graph's outputs
+  std::shared_ptr<Graph> fg = constants_graph(g, *inferred, take, results);
+  if (results.empty()) return model;  // dead code: left for the partitioner to drop
+
+  auto fm = std::make_shared<Model>(*model);
+  fm->graph = fg;
+  std::vector<std::shared_ptr<ConstantData>> values =
+      evaluate_constants(runtime, fm, results.size());
+  if (values.empty()) return model;
+  for (const auto& v : values)
+    if (!v || v->dtype == LOOM_DTYPE_STRING) return model;
+
   stats.evaluated_nodes += taken;
   auto result = std::make_shared<Model>(*model);
-  result->graph = std::move(out);
+  result->graph = graph_without(g, take, results, values);
   return result;
 }
 
