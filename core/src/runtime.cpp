@@ -424,6 +424,104 @@ void Runtime::add_location(const std::string& path, bool explicit_request) {
   load_file(path, explicit_request, dir_warnings);
 }
 
+namespace {
+
+// Why dlopen() refused `path`, in words that say what to do about it.
+std::string load_failure(const std::exception& e, const std::string& path) {
+  std::string why = dl_error_text(e);
+  if (why.find("cannot open shared object file") != std::string::npos &&
+      why.find(fs::path(path).filename().string()) == std::string::npos)
+    why = "a library it needs is missing: " + why + " (install it, or remove this plugin)";
+  else if (why.find("invalid ELF header") != std::string::npos ||
+           why.find("file too short") != std::string::npos)
+    why = "not a shared library (" + why + ")";
+  return why;
+}
+
+// Calls the plugin's entry; an exception it lets out becomes an error status.
+loom_status_t* enter_plugin(loom_plugin_entry_fn entry, loom_registrar_t& registrar,
+                            loom_plugin_info_t& info) {
+  std::memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  try {
+    return entry(&kHostApi, &registrar, &info);
+  } catch (...) {
+    return new_status(LOOM_ERROR_INTERNAL, "loom_plugin_entry threw an exception");
+  }
+}
+
+}  // namespace
+
+// Why a plugin whose entry succeeded must still be skipped (its ABI, its name, a name it
+// registers that is taken), or "".
+std::string Runtime::refusal(const PluginRecord& rec, const loom_plugin_info_t& info,
+                             const loom_registrar_t& registrar) const {
+  if (LOOM_ABI_MAJOR(info.abi_version) != LOOM_ABI_VERSION_MAJOR)
+    return "built for plugin ABI " + version_string(info.abi_version) + ", but this Loom speaks " +
+           version_string(LOOM_ABI_VERSION) + ": rebuild the plugin against this Loom's SDK";
+  if (LOOM_ABI_MINOR(info.abi_version) > LOOM_ABI_VERSION_MINOR)
+    return "needs plugin ABI " + version_string(info.abi_version) + ", newer than this Loom's " +
+           version_string(LOOM_ABI_VERSION) + ": upgrade Loom";
+  if (rec.name.empty()) return "the plugin did not give its name in loom_plugin_info_t";
+  for (const PluginRecord& other : records)
+    if (other.loaded && other.name == rec.name)
+      return "a plugin named '" + rec.name + "' is already loaded from " + other.path;
+  // Names must be free before anything is committed.
+  std::string conflict;
+  for (const loom_format_t& f : registrar.formats)
+    for (const FormatEntry& e : formats)
+      if (conflict.empty() && e.desc.name == std::string(f.name))
+        conflict = "format '" + std::string(f.name) + "' is already registered by plugin '" +
+                   e.plugin + "'";
+  for (const loom_device_api_t& d : registrar.devices)
+    for (const DeviceEntry& e : devices)
+      if (conflict.empty() && e.api.name == std::string(d.name))
+        conflict = "device '" + std::string(d.name) + "' is already registered by plugin '" +
+                   e.plugin + "'";
+  for (const loom_op_schema_t& s : registrar.schemas) {
+    std::string domain = s.domain ? s.domain : "";
+    const SchemaEntry* e = schemas.find(domain, s.op_type, s.since_version);
+    if (e && conflict.empty() && e->since_version == s.since_version)
+      conflict = "op schema " + domain + "::" + s.op_type + " version " +
+                 std::to_string(s.since_version) + " is already registered by " + e->owner;
+  }
+  return conflict;
+}
+
+// Adds what plugin `plugin` (of ABI `abi_version`) registered to the registries; returns the
+// record's "registered" text.
+std::string Runtime::commit_registration(const loom_registrar_t& registrar,
+                                         const std::string& plugin, uint32_t abi_version) {
+  std::vector<std::string> what;
+  for (const loom_format_t& f : registrar.formats) {
+    formats.push_back({f, plugin, abi_version});
+    what.push_back("format " + std::string(f.name));
+  }
+  for (const loom_device_api_t& d : registrar.devices) {
+    devices.push_back({d, plugin});
+    what.push_back("device " + std::string(d.name));
+  }
+  for (const loom_op_schema_t& s : registrar.schemas) schemas.add(s, plugin);
+  for (const loom_kernel_t& k : registrar.kernels) {
+    kernels.push_back({k, plugin});
+    // Of Loom's devices only cpu looks kernels up (find_kernel): one registered for another
+    // of them would load and silently never run. (A third-party device may look up kernels
+    // under its own name.)
+    const std::string device = k.device;
+    if (device == "onednn" || device == "neon" || device == "opencl" || device == "vulkan")
+      log(LOOM_LOG_WARNING, "loader",
+          "plugin " + plugin + " registers a kernel for " + k.op_type + " on device '" + device +
+              "', which never runs: of Loom's devices only cpu runs kernel plugins");
+  }
+  if (!registrar.schemas.empty())
+    what.push_back(std::to_string(registrar.schemas.size()) + " op schemas");
+  if (!registrar.kernels.empty())
+    what.push_back(std::to_string(registrar.kernels.size()) + " kernels");
+  std::string registered;
+  for (size_t i = 0; i < what.size(); ++i) registered += (i ? "; " : "") + what[i];
+  return registered;
+}
+
 void Runtime::load_file(const std::string& path, bool explicit_request,
                         const std::vector<std::string>& dir_warnings) {
   std::error_code ec;
@@ -463,14 +561,7 @@ void Runtime::load_file(const std::string& path, bool explicit_request,
   try {
     library->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
-    std::string why = dl_error_text(e);
-    if (why.find("cannot open shared object file") != std::string::npos &&
-        why.find(fs::path(path).filename().string()) == std::string::npos)
-      why = "a library it needs is missing: " + why + " (install it, or remove this plugin)";
-    else if (why.find("invalid ELF header") != std::string::npos ||
-             why.find("file too short") != std::string::npos)
-      why = "not a shared library (" + why + ")";
-    skip(why);
+    skip(load_failure(e, path));
     return;
   }
   if (!library->has(LOOM_PLUGIN_ENTRY_SYMBOL)) {
@@ -481,14 +572,7 @@ void Runtime::load_file(const std::string& path, bool explicit_request,
 
   loom_registrar_t registrar{this, {}, {}, {}, {}};
   loom_plugin_info_t info;
-  std::memset(&info, 0, sizeof info);
-  info.struct_size = sizeof info;
-  loom_status_t* status = nullptr;
-  try {
-    status = entry(&kHostApi, &registrar, &info);
-  } catch (...) {
-    status = new_status(LOOM_ERROR_INTERNAL, "loom_plugin_entry threw an exception");
-  }
+  loom_status_t* status = enter_plugin(entry, registrar, info);
   rec.abi_version = info.abi_version;
   rec.name = info.name ? info.name : "";
   rec.version = info.version ? info.version : "";
@@ -498,80 +582,12 @@ void Runtime::load_file(const std::string& path, bool explicit_request,
     skip("initialisation failed: " + msg);
     return;
   }
-  if (LOOM_ABI_MAJOR(info.abi_version) != LOOM_ABI_VERSION_MAJOR) {
-    skip("built for plugin ABI " + version_string(info.abi_version) + ", but this Loom speaks " +
-         version_string(LOOM_ABI_VERSION) + ": rebuild the plugin against this Loom's SDK");
+  if (std::string why = refusal(rec, info, registrar); !why.empty()) {
+    skip(why);
     if (info.shutdown) info.shutdown();
     return;
   }
-  if (LOOM_ABI_MINOR(info.abi_version) > LOOM_ABI_VERSION_MINOR) {
-    skip("needs plugin ABI " + version_string(info.abi_version) + ", newer than this Loom's " +
-         version_string(LOOM_ABI_VERSION) + ": upgrade Loom");
-    if (info.shutdown) info.shutdown();
-    return;
-  }
-  if (rec.name.empty()) {
-    skip("the plugin did not give its name in loom_plugin_info_t");
-    if (info.shutdown) info.shutdown();
-    return;
-  }
-  for (const PluginRecord& other : records)
-    if (other.loaded && other.name == rec.name) {
-      skip("a plugin named '" + rec.name + "' is already loaded from " + other.path);
-      if (info.shutdown) info.shutdown();
-      return;
-    }
-  // Names must be free before anything is committed.
-  std::string conflict;
-  for (const loom_format_t& f : registrar.formats)
-    for (const FormatEntry& e : formats)
-      if (conflict.empty() && e.desc.name == std::string(f.name))
-        conflict = "format '" + std::string(f.name) + "' is already registered by plugin '" +
-                   e.plugin + "'";
-  for (const loom_device_api_t& d : registrar.devices)
-    for (const DeviceEntry& e : devices)
-      if (conflict.empty() && e.api.name == std::string(d.name))
-        conflict = "device '" + std::string(d.name) + "' is already registered by plugin '" +
-                   e.plugin + "'";
-  for (const loom_op_schema_t& s : registrar.schemas) {
-    std::string domain = s.domain ? s.domain : "";
-    const SchemaEntry* e = schemas.find(domain, s.op_type, s.since_version);
-    if (e && conflict.empty() && e->since_version == s.since_version)
-      conflict = "op schema " + domain + "::" + s.op_type + " version " +
-                 std::to_string(s.since_version) + " is already registered by " + e->owner;
-  }
-  if (!conflict.empty()) {
-    skip(conflict);
-    if (info.shutdown) info.shutdown();
-    return;
-  }
-
-  std::vector<std::string> what;
-  for (const loom_format_t& f : registrar.formats) {
-    formats.push_back({f, rec.name, info.abi_version});
-    what.push_back("format " + std::string(f.name));
-  }
-  for (const loom_device_api_t& d : registrar.devices) {
-    devices.push_back({d, rec.name});
-    what.push_back("device " + std::string(d.name));
-  }
-  for (const loom_op_schema_t& s : registrar.schemas) schemas.add(s, rec.name);
-  for (const loom_kernel_t& k : registrar.kernels) {
-    kernels.push_back({k, rec.name});
-    // Of Loom's devices only cpu looks kernels up (find_kernel): one registered for another
-    // of them would load and silently never run. (A third-party device may look up kernels
-    // under its own name.)
-    const std::string device = k.device;
-    if (device == "onednn" || device == "neon" || device == "opencl" || device == "vulkan")
-      log(LOOM_LOG_WARNING, "loader",
-          "plugin " + rec.name + " registers a kernel for " + k.op_type + " on device '" + device +
-              "', which never runs: of Loom's devices only cpu runs kernel plugins");
-  }
-  if (!registrar.schemas.empty())
-    what.push_back(std::to_string(registrar.schemas.size()) + " op schemas");
-  if (!registrar.kernels.empty())
-    what.push_back(std::to_string(registrar.kernels.size()) + " kernels");
-  for (size_t i = 0; i < what.size(); ++i) rec.registered += (i ? "; " : "") + what[i];
+  rec.registered = commit_registration(registrar, rec.name, info.abi_version);
   rec.loaded = true;
   records.push_back(rec);
   loaded_.push_back({std::move(library), info.shutdown});

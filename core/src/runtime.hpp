@@ -1,16 +1,15 @@
 // A runtime: the plugins it discovered and loaded, and the registries they filled.
 #pragma once
 
-#include "schema_registry.hpp"
-
 #include <loom/loom.h>
 
 #include <boost/dll/shared_library.hpp>
-
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "schema_registry.hpp"
 
 namespace loom::core {
 
@@ -85,6 +84,12 @@ class Runtime {
   void add_location(const std::string& path, bool explicit_request);
   void load_file(const std::string& path, bool explicit_request,
                  const std::vector<std::string>& dir_warnings = {});
+  // load_file's steps: why a plugin that entered must be skipped ("" if none), and committing
+  // what it registered (returns PluginRecord::registered).
+  std::string refusal(const PluginRecord& rec, const loom_plugin_info_t& info,
+                      const loom_registrar_t& registrar) const;
+  std::string commit_registration(const loom_registrar_t& registrar, const std::string& plugin,
+                                  uint32_t abi_version);
   // A path that cannot be a plugin at all (missing, a FIFO, a symlink loop): recorded, logged.
   void record_unusable(const std::string& path, bool explicit_request, const std::string& why);
   // Loads and enters the plugin in a forked child first: "" when that child survived, else why
