@@ -103,101 +103,126 @@ void place_nodes(const PartitionProblem& p, Partition& out, std::vector<std::str
   }
 }
 
+// The islands of the current placement: connected groups of nodes on one device, each listed
+// under its union-find root (the other entries are empty).
+std::vector<std::vector<int>> islands_of(const Edges& e, const std::vector<int>& dev) {
+  const size_t n = dev.size();
+  UnionFind uf(n);
+  for (size_t k = 0; k < n; ++k)
+    for (int u : e.preds[k])
+      if (dev[u] == dev[k]) uf.parent[uf.find(u)] = uf.find(static_cast<int>(k));
+  std::vector<std::vector<int>> islands(n);
+  for (size_t k = 0; k < n; ++k)
+    islands[uf.find(static_cast<int>(k))].push_back(static_cast<int>(k));
+  return islands;
+}
+
+// Values crossing an island's boundary, with the devices on the other side, and its FLOPs.
+struct IslandBoundary {
+  std::vector<std::pair<int, int>> incoming;            // value, source device (-1 host)
+  std::vector<std::pair<int, std::set<int>>> outgoing;  // value, reader devices (-1 host)
+  std::set<int> neighbours;
+  double flops = 0;
+};
+
+IslandBoundary island_boundary(const PartitionProblem& p, const Edges& e,
+                               const std::vector<int>& dev, const std::vector<int>& island) {
+  IslandBoundary b;
+  std::set<int> inside(island.begin(), island.end());
+  std::set<int> seen_in;
+  for (int k : island) {
+    b.flops += p.nodes[k].flops;
+    for (int v : p.nodes[k].inputs) {
+      if (v < 0 || (e.producer[v] >= 0 && inside.count(e.producer[v])) || !seen_in.insert(v).second)
+        continue;
+      int src = e.producer[v] >= 0 ? dev[e.producer[v]] : -1;
+      b.incoming.push_back({v, src});
+      if (src >= 0) b.neighbours.insert(src);
+    }
+    for (int v : p.nodes[k].outputs) {
+      if (v < 0) continue;
+      std::set<int> readers;
+      for (int c : e.consumers[v])
+        if (!inside.count(c)) readers.insert(dev[c]);
+      if (p.graph_output[v]) readers.insert(-1);
+      for (int r : readers)
+        if (r >= 0) b.neighbours.insert(r);
+      if (!readers.empty()) b.outgoing.push_back({v, readers});
+    }
+  }
+  return b;
+}
+
+// Estimated seconds of an island with boundary `b` on device `d` (launch counted at `home`).
+double island_seconds(const PartitionProblem& p, const IslandBoundary& b, int home, int d) {
+  const DeviceCost& c = p.devices[d];
+  double s = compute_seconds(c, b.flops) + (d == home ? c.launch_us * 1e-6 : 0);
+  for (auto [v, src] : b.incoming)
+    if (src != d) s += transfer_seconds(src < 0 ? kHost : p.devices[src], c, p.value_bytes[v]);
+  for (const auto& [v, readers] : b.outgoing)
+    for (int r : readers)
+      if (r != d) s += transfer_seconds(c, r < 0 ? kHost : p.devices[r], p.value_bytes[v]);
+  return s;
+}
+
+// Moves `island` to the neighbouring device where it costs least, if that beats its own;
+// returns whether it moved.
+bool move_island(const PartitionProblem& p, const Edges& e, const std::vector<int>& island,
+                 Partition& out, std::vector<std::string>& notes) {
+  std::vector<int>& dev = out.node_device;
+  const int home = dev[island.front()];
+  const IslandBoundary b = island_boundary(p, e, dev, island);
+  double home_cost = island_seconds(p, b, home, home);
+  // Only an island whose transfers cost more than its compute may leave the device that
+  // was preferred for it (islands on host-memory devices, with no transfers, never move).
+  const double home_compute_s = compute_seconds(p.devices[home], b.flops);
+  const double home_transfer_s = home_cost - home_compute_s - p.devices[home].launch_us * 1e-6;
+  if (home_transfer_s <= home_compute_s) return false;
+  int best = home;
+  double best_cost = home_cost;
+  for (int d : b.neighbours) {
+    if (d == home) continue;
+    bool all =
+        std::all_of(island.begin(), island.end(), [&](int k) { return p.nodes[k].supported[d]; });
+    if (!all) continue;
+    double c = island_seconds(p, b, home, d);
+    if (c < best_cost * (1 - 1e-9)) {
+      best = d;
+      best_cost = c;
+    }
+  }
+  if (best == home) return false;
+  double home_compute = compute_seconds(p.devices[home], b.flops);
+  double best_compute = compute_seconds(p.devices[best], b.flops);
+  for (int k : island) {
+    dev[k] = best;
+    notes[k] = fmt::format(
+        "{} runs on {} instead of {}: its island of {} node{} costs an estimated {:.1f} us "
+        "there "
+        "({:.1f} us of compute) against {:.1f} us on {} ({:.1f} us of compute, the rest "
+        "transfers "
+        "and launch)",
+        p.nodes[k].label, p.device_names[best], p.device_names[home], island.size(),
+        island.size() == 1 ? "" : "s", best_cost * 1e6, best_compute * 1e6, home_cost * 1e6,
+        p.device_names[home], home_compute * 1e6);
+  }
+  return true;
+}
+
 // Step 2: an island (a connected group of nodes on one device) whose boundary transfers cost
 // more than it saves in compute joins a neighbouring device that supports all of it. Each
 // move lowers the plan's total estimated time, so the loop ends.
 void move_costly_islands(const PartitionProblem& p, const Edges& e, Partition& out,
                          std::vector<std::string>& notes, const std::vector<bool>& locked) {
   const size_t n = p.nodes.size();
-  std::vector<int>& dev = out.node_device;
   for (size_t round = 0; round < 4 * n + 4; ++round) {
-    UnionFind uf(n);
-    for (size_t k = 0; k < n; ++k)
-      for (int u : e.preds[k])
-        if (dev[u] == dev[k]) uf.parent[uf.find(u)] = uf.find(static_cast<int>(k));
-    std::vector<std::vector<int>> islands(n);
-    for (size_t k = 0; k < n; ++k)
-      islands[uf.find(static_cast<int>(k))].push_back(static_cast<int>(k));
+    std::vector<std::vector<int>> islands = islands_of(e, out.node_device);
     bool moved = false;
     for (size_t root = 0; root < n && !moved; ++root) {
       const std::vector<int>& island = islands[root];
       if (island.empty()) continue;
       if (std::any_of(island.begin(), island.end(), [&](int k) { return locked[k]; })) continue;
-      const int home = dev[island.front()];
-      std::set<int> inside(island.begin(), island.end());
-      // Values crossing the island's boundary, with the devices on the other side.
-      std::vector<std::pair<int, int>> incoming;            // value, source device (-1 host)
-      std::vector<std::pair<int, std::set<int>>> outgoing;  // value, reader devices (-1 host)
-      std::set<int> neighbours;
-      std::set<int> seen_in;
-      double flops = 0;
-      for (int k : island) {
-        flops += p.nodes[k].flops;
-        for (int v : p.nodes[k].inputs) {
-          if (v < 0 || (e.producer[v] >= 0 && inside.count(e.producer[v])) ||
-              !seen_in.insert(v).second)
-            continue;
-          int src = e.producer[v] >= 0 ? dev[e.producer[v]] : -1;
-          incoming.push_back({v, src});
-          if (src >= 0) neighbours.insert(src);
-        }
-        for (int v : p.nodes[k].outputs) {
-          if (v < 0) continue;
-          std::set<int> readers;
-          for (int c : e.consumers[v])
-            if (!inside.count(c)) readers.insert(dev[c]);
-          if (p.graph_output[v]) readers.insert(-1);
-          for (int r : readers)
-            if (r >= 0) neighbours.insert(r);
-          if (!readers.empty()) outgoing.push_back({v, readers});
-        }
-      }
-      auto cost_on = [&](int d) {
-        const DeviceCost& c = p.devices[d];
-        double s = compute_seconds(c, flops) + (d == home ? c.launch_us * 1e-6 : 0);
-        for (auto [v, src] : incoming)
-          if (src != d)
-            s += transfer_seconds(src < 0 ? kHost : p.devices[src], c, p.value_bytes[v]);
-        for (const auto& [v, readers] : outgoing)
-          for (int r : readers)
-            if (r != d) s += transfer_seconds(c, r < 0 ? kHost : p.devices[r], p.value_bytes[v]);
-        return s;
-      };
-      double home_cost = cost_on(home);
-      // Only an island whose transfers cost more than its compute may leave the device that
-      // was preferred for it (islands on host-memory devices, with no transfers, never move).
-      const double home_compute_s = compute_seconds(p.devices[home], flops);
-      const double home_transfer_s = home_cost - home_compute_s - p.devices[home].launch_us * 1e-6;
-      if (home_transfer_s <= home_compute_s) continue;
-      int best = home;
-      double best_cost = home_cost;
-      for (int d : neighbours) {
-        if (d == home) continue;
-        bool all = std::all_of(island.begin(), island.end(),
-                               [&](int k) { return p.nodes[k].supported[d]; });
-        if (!all) continue;
-        double c = cost_on(d);
-        if (c < best_cost * (1 - 1e-9)) {
-          best = d;
-          best_cost = c;
-        }
-      }
-      if (best == home) continue;
-      double home_compute = compute_seconds(p.devices[home], flops);
-      double best_compute = compute_seconds(p.devices[best], flops);
-      for (int k : island) {
-        dev[k] = best;
-        notes[k] = fmt::format(
-            "{} runs on {} instead of {}: its island of {} node{} costs an estimated {:.1f} us "
-            "there "
-            "({:.1f} us of compute) against {:.1f} us on {} ({:.1f} us of compute, the rest "
-            "transfers "
-            "and launch)",
-            p.nodes[k].label, p.device_names[best], p.device_names[home], island.size(),
-            island.size() == 1 ? "" : "s", best_cost * 1e6, best_compute * 1e6, home_cost * 1e6,
-            p.device_names[home], home_compute * 1e6);
-      }
-      moved = true;
+      moved = move_island(p, e, island, out, notes);
     }
     if (!moved) return;
   }
