@@ -331,29 +331,58 @@ struct Source {
   std::string format;  // the format plugin the application named; "" = probe
 };
 
-std::shared_ptr<Model> load_bytes(Runtime& runtime, const std::shared_ptr<ModelBytes>& mapping,
-                                  const Source& source,
-                                  std::chrono::steady_clock::time_point started) {
-  const ModelBytes& file = *mapping;
+// No format plugin is loaded: says which one `path` needs, where its bytes tell.
+[[noreturn]] void fail_no_formats(const ModelBytes& file, const std::string& path) {
+  SniffedFormat sniffed = sniff_format(file.data(), std::min<size_t>(file.size(), 4096));
+  if (!sniffed.plugin.empty())
+    fail(LOOM_ERROR_NOT_FOUND, "'" + path + "' looks like " + sniffed.description + "; the " +
+                                   sniffed.plugin +
+                                   " format plugin is not installed (no format plugin is "
+                                   "loaded; pass --plugin or install loom-format-" +
+                                   sniffed.plugin + ")");
+  fail(LOOM_ERROR_NOT_FOUND,
+       "no format plugin is loaded, so '" + path +
+           "' cannot be read: install a format plugin (e.g. loom-format-onnx) or pass --plugin");
+}
+
+// "onnx, tflite": the loaded format plugins' names.
+std::string format_names(const Runtime& runtime) {
+  std::string names;
+  for (const FormatEntry& f : runtime.formats)
+    names += (names.empty() ? "" : ", ") + std::string(f.desc.name);
+  return names;
+}
+
+// No loaded format recognizes `path`: says what it looks like and what would read it.
+[[noreturn]] void fail_unrecognized(const Runtime& runtime, const ModelBytes& file,
+                                    const std::string& path, size_t head) {
+  std::string names = format_names(runtime);
+  SniffedFormat sniffed = sniff_format(file.data(), head);
+  bool installed = false;
+  for (const FormatEntry& f : runtime.formats) installed |= sniffed.plugin == f.desc.name;
+  if (installed)
+    fail(LOOM_ERROR_INVALID_MODEL, "'" + path + "' looks like " + sniffed.description +
+                                       ", but the " + sniffed.plugin +
+                                       " format plugin does not recognize it (damaged file?)");
+  if (!sniffed.description.empty() && !sniffed.plugin.empty())
+    fail(LOOM_ERROR_UNSUPPORTED, "'" + path + "' looks like " + sniffed.description + "; the " +
+                                     sniffed.plugin + " format plugin is not installed " +
+                                     "(installed formats: " + names + ")");
+  if (!sniffed.description.empty())
+    fail(LOOM_ERROR_UNSUPPORTED, "'" + path + "' looks like " + sniffed.description +
+                                     ", which Loom does not read: " + sniffed.advice);
+  fail(LOOM_ERROR_INVALID_MODEL,
+       "'" + path +
+           "' is not in a model format the installed plugins recognize (installed formats: " +
+           names + ")");
+}
+
+// The format plugin to read `file` with: the one the application named, else the one whose
+// probe scores highest.
+const FormatEntry& choose_format(const Runtime& runtime, const ModelBytes& file,
+                                 const Source& source) {
   const std::string& path = source.label;
-  if (runtime.formats.empty()) {
-    SniffedFormat sniffed = sniff_format(file.data(), std::min<size_t>(file.size(), 4096));
-    if (!sniffed.plugin.empty())
-      fail(LOOM_ERROR_NOT_FOUND, "'" + path + "' looks like " + sniffed.description + "; the " +
-                                     sniffed.plugin +
-                                     " format plugin is not installed (no format plugin is "
-                                     "loaded; pass --plugin or install loom-format-" +
-                                     sniffed.plugin + ")");
-    fail(LOOM_ERROR_NOT_FOUND,
-         "no format plugin is loaded, so '" + path +
-             "' cannot be read: install a format plugin (e.g. loom-format-onnx) or pass --plugin");
-  }
-  auto format_names = [&runtime] {
-    std::string names;
-    for (const FormatEntry& f : runtime.formats)
-      names += (names.empty() ? "" : ", ") + std::string(f.desc.name);
-    return names;
-  };
+  if (runtime.formats.empty()) fail_no_formats(file, path);
   const FormatEntry* best = nullptr;
   size_t head = std::min<size_t>(file.size(), 4096);
   if (!source.format.empty()) {
@@ -361,7 +390,8 @@ std::shared_ptr<Model> load_bytes(Runtime& runtime, const std::shared_ptr<ModelB
       if (source.format == f.desc.name) best = &f;
     if (!best)
       fail(LOOM_ERROR_NOT_FOUND, "no format plugin named '" + source.format +
-                                     "' is loaded (installed formats: " + format_names() + ")");
+                                     "' is loaded (installed formats: " + format_names(runtime) +
+                                     ")");
   } else {
     int32_t best_score = 0;
     for (const FormatEntry& f : runtime.formats) {
@@ -372,38 +402,25 @@ std::shared_ptr<Model> load_bytes(Runtime& runtime, const std::shared_ptr<ModelB
       }
     }
   }
-  if (!best) {
-    std::string names = format_names();
-    SniffedFormat sniffed = sniff_format(file.data(), head);
-    bool installed = false;
-    for (const FormatEntry& f : runtime.formats) installed |= sniffed.plugin == f.desc.name;
-    if (installed)
-      fail(LOOM_ERROR_INVALID_MODEL, "'" + path + "' looks like " + sniffed.description +
-                                         ", but the " + sniffed.plugin +
-                                         " format plugin does not recognize it (damaged file?)");
-    if (!sniffed.description.empty() && !sniffed.plugin.empty())
-      fail(LOOM_ERROR_UNSUPPORTED, "'" + path + "' looks like " + sniffed.description + "; the " +
-                                       sniffed.plugin + " format plugin is not installed " +
-                                       "(installed formats: " + names + ")");
-    if (!sniffed.description.empty())
-      fail(LOOM_ERROR_UNSUPPORTED, "'" + path + "' looks like " + sniffed.description +
-                                       ", which Loom does not read: " + sniffed.advice);
-    fail(LOOM_ERROR_INVALID_MODEL,
-         "'" + path +
-             "' is not in a model format the installed plugins recognize (installed formats: " +
-             names + ")");
-  }
+  if (!best) fail_unrecognized(runtime, file, path, head);
   // A 1.4 format was promised a file path and a directory: it may open either.
   if (source.from_memory && LOOM_ABI_MINOR(best->abi_version) < 5)
     fail(LOOM_ERROR_UNSUPPORTED, "the " + std::string(best->desc.name) + " format plugin (" +
                                      best->plugin +
                                      ") was built for a plugin ABI older than 1.5 and cannot "
                                      "load from memory: rebuild it, or load the model from a file");
+  return *best;
+}
 
+// The model format plugin `format` builds from the bytes of `mapping`, validated.
+std::shared_ptr<Model> build_model(Runtime& runtime, const std::shared_ptr<ModelBytes>& mapping,
+                                   const Source& source, const FormatEntry& format) {
+  const ModelBytes& file = *mapping;
+  const std::string& path = source.label;
   auto model = std::make_shared<Model>();
   model->graph = std::make_shared<Graph>();
   model->graph->name = "main";
-  model->format = best->desc.name;
+  model->format = format.desc.name;
   model->path = path;
   model->file_mapping = mapping;  // plugins may borrow initializer bytes from the mapping
   loom_graph_builder_t builder;
@@ -421,8 +438,8 @@ std::shared_ptr<Model> load_bytes(Runtime& runtime, const std::shared_ptr<ModelB
   args.data = file.data();
   args.size = file.size();
   args.flags = source.from_memory ? LOOM_LOAD_FROM_MEMORY : 0u;
-  throw_if_error(best->desc.load(best->desc.user, &args, builder_api(), &builder),
-                 "cannot load '" + path + "' (" + best->desc.name + ")");
+  throw_if_error(format.desc.load(format.desc.user, &args, builder_api(), &builder),
+                 "cannot load '" + path + "' (" + format.desc.name + ")");
   try {
     ValidateOptions validate;
     if (runtime.allow_newer_opsets() != 0)
@@ -434,6 +451,15 @@ std::shared_ptr<Model> load_bytes(Runtime& runtime, const std::shared_ptr<ModelB
   } catch (const Error& e) {
     throw Error(e.code(), "'" + path + "': " + e.what());
   }
+  return model;
+}
+
+std::shared_ptr<Model> load_bytes(Runtime& runtime, const std::shared_ptr<ModelBytes>& mapping,
+                                  const Source& source,
+                                  std::chrono::steady_clock::time_point started) {
+  const ModelBytes& file = *mapping;
+  const FormatEntry& format = choose_format(runtime, file, source);
+  std::shared_ptr<Model> model = build_model(runtime, mapping, source, format);
   // A copy no constant borrows from (formats that copy every initializer, as onnx does) is
   // freed now rather than kept beside the copies for the life of the model.
   if (!file.mapped() && !borrows_from(*model->graph, file.data(), file.size()))
