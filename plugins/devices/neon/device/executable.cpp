@@ -1,5 +1,6 @@
 #include "device/executable.hpp"
 
+#include <cstring>
 #include <loom/plugin.hpp>
 
 #include "ops/layout.hpp"
@@ -194,8 +195,8 @@ void Executable::plan_layouts(const loom_graph_t& graph, std::vector<Step> node_
     for (int32_t v : step.outputs)
       if (v >= 0) value_packed[static_cast<size_t>(v)] = packed[n];
     if (packed[n]) ++layout_stats_.packed_nodes;
-    step.detail = std::string("neon ") + graph.nodes[n]->op_type +
-                  (packed[n] ? " in NC4HW4" : " in NCHW");
+    step.detail =
+        std::string("neon ") + graph.nodes[n]->op_type + (packed[n] ? " in NC4HW4" : " in NCHW");
     steps_.push_back(std::move(step));
   }
   // The core receives NCHW.
@@ -203,11 +204,13 @@ void Executable::plan_layouts(const loom_graph_t& graph, std::vector<Step> node_
     if (value_packed[static_cast<size_t>(v)]) v = convert(v, false);
 }
 
-std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs,
-                                    const sdk::RunControl& control) const {
+// The kit (Entries::run) has checked the number of inputs and that each is float32 (compile
+// refuses other subgraph inputs); what remains is the shape the subgraph declares.
+std::vector<Tensor> Executable::run_graph(std::span<const loom_tensor_t> inputs,
+                                          const sdk::RunControl& control) const {
   if (inputs.size() != inputs_.size())
-    fail(LOOM_ERROR_INVALID_ARGUMENT, "neon: the subgraph takes " + std::to_string(inputs_.size()) +
-                                          " inputs, " + std::to_string(inputs.size()) + " given");
+    fail(LOOM_ERROR_INTERNAL, "neon: the subgraph takes " + std::to_string(inputs_.size()) +
+                                  " inputs, " + std::to_string(inputs.size()) + " given");
   std::vector<Tensor> values(2 * num_values_);
   std::vector<bool> present(2 * num_values_, false);
   for (size_t v = 0; v < num_values_; ++v)
@@ -219,9 +222,6 @@ std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs,
     const Input& spec = inputs_[i];
     const loom_tensor_t& in = inputs[i];
     std::string what = "neon: input '" + spec.name + "'";
-    if (in.dtype != LOOM_DTYPE_FLOAT32)
-      fail(LOOM_ERROR_INVALID_ARGUMENT,
-           what + " is " + sdk::dtype_name(in.dtype) + ", expected float32");
     if (in.rank < 0 || in.rank > LOOM_MAX_RANK || (spec.rank >= 0 && in.rank != spec.rank))
       fail(LOOM_ERROR_INVALID_ARGUMENT, what + " has rank " + std::to_string(in.rank) +
                                             ", expected " + std::to_string(spec.rank));
@@ -272,10 +272,10 @@ std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs,
       present[static_cast<size_t>(step.outputs[i])] = true;
     }
     if (profiling)
-      control.profile(step.name.c_str(), step.detail.c_str(),
-                      step.node >= 0 ? std::span<const int32_t>(&step.node, 1)
-                                     : std::span<const int32_t>(),
-                      start, sdk::RunControl::now_ns());
+      control.profile(
+          step.name.c_str(), step.detail.c_str(),
+          step.node >= 0 ? std::span<const int32_t>(&step.node, 1) : std::span<const int32_t>(),
+          start, sdk::RunControl::now_ns());
     for (int32_t v : step.release_after) {
       values[static_cast<size_t>(v)] = Tensor{};
       present[static_cast<size_t>(v)] = false;
@@ -289,6 +289,28 @@ std::vector<Tensor> Executable::run(std::span<const loom_tensor_t> inputs,
     results.push_back(values[v]);
   }
   return results;
+}
+
+void Executable::run(const loom_run_args_t& args) {
+  std::vector<Tensor> results = run_graph(
+      std::span<const loom_tensor_t>(args.inputs, args.num_inputs), sdk::RunControl(&args));
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Tensor& t = results[i];
+    if (t.dims.size() > LOOM_MAX_RANK)
+      fail(LOOM_ERROR_UNSUPPORTED,
+           "neon: an output has rank above " + std::to_string(LOOM_MAX_RANK));
+    // Owned memory is shared; borrowed memory (a subgraph input or constant passed through)
+    // is copied.
+    const size_t bytes = t.size() * sizeof(float);
+    std::unique_ptr<sdk::kit::HostBuffer> buffer;
+    if (t.owner) {
+      buffer = sdk::kit::HostBuffer::share(t.owner, t.data, bytes);
+    } else {
+      buffer = sdk::kit::HostBuffer::allocate(bytes, "neon output");
+      if (bytes) std::memcpy(buffer->data, t.data, bytes);
+    }
+    sdk::kit::hand_over(std::move(buffer), LOOM_DTYPE_FLOAT32, t.dims, args.outputs[i], true);
+  }
 }
 
 }  // namespace loom::neon

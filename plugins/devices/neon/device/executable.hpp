@@ -10,6 +10,7 @@
 
 #include <loom/plugin.h>
 
+#include <loom/device_kit.hpp>
 #include <loom/plugin.hpp>
 #include <memory>
 #include <span>
@@ -22,14 +23,18 @@
 
 namespace loom::neon {
 
-class Executable {
+class Executable final : public sdk::kit::Executable {
  public:
   Executable(const loom_graph_t& graph, cpu::ThreadPool& pool, const CompileOptions& options);
 
+  // The ABI's run (the kit has checked counts, dtypes and buffer ranges): runs the subgraph and
+  // hands its outputs over, sharing the memory the run made.
+  void run(const loom_run_args_t& args) override;
+
   // Inputs follow the subgraph's input order; returns its outputs in order.
   // Polls `control` before every step: a cancelled run or one past its deadline stops there.
-  std::vector<Tensor> run(std::span<const loom_tensor_t> inputs,
-                          const sdk::RunControl& control) const;
+  std::vector<Tensor> run_graph(std::span<const loom_tensor_t> inputs,
+                                const sdk::RunControl& control) const;
   size_t num_outputs() const { return outputs_.size(); }
 
   // The layout plan, for the debug log and tests: nodes that run in NC4HW4 and the pack and
@@ -42,7 +47,7 @@ class Executable {
  private:
   struct Step {
     std::unique_ptr<Op> op;
-    std::string label;                     // "<OpType> node '<name>'"
+    std::string label;  // "<OpType> node '<name>'"
     // For profiled runs: the node it computes (an index of the compiled graph's nodes), or -1
     // for a layout conversion the device inserted; its name and how it runs.
     int32_t node = -1;

@@ -1,29 +1,35 @@
-// The neon device's ABI handle types (opaque to the core).
+// The neon device on the SDK's device kit (loom/device_kit.hpp): the kit implements the
+// loom_device_api_t functions and the ABI's handle types (buffers are plain host memory,
+// kit::HostBuffer; executables loom::neon::Executable). The plugin lists its instance, reads its
+// options, says which nodes it takes and compiles them (device/plugin_entry.cpp).
 #pragma once
 
-#include <loom/plugin.h>
-
+#include <loom/device_kit.hpp>
 #include <memory>
 #include <string>
 
 #include "device/executable.hpp"
 #include "thread_pool.hpp"
 
-struct loom_device_t {
-  std::string name = "neon";
-  std::string description;
-  std::unique_ptr<loom::cpu::ThreadPool> pool;
-  loom::neon::CompileOptions compile;  // from the device options (precision)
+namespace loom::neon {
+
+class Device final : public sdk::kit::Device {
+ public:
+  Device(sdk::kit::InstanceInfo info, int threads, const CompileOptions& compile)
+      : sdk::kit::Device(std::move(info)), pool_(threads), compile_(compile) {}
+
+  std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node) override {
+    return neon::why_unsupported(graph, node);
+  }
+  // The core's arena plan is not used: Flatten aliases its input, which a plan made outside
+  // the device cannot see; every value gets its own reference-counted allocation.
+  std::unique_ptr<sdk::kit::Executable> compile(const sdk::kit::CompileRequest& request) override {
+    return std::make_unique<Executable>(request.graph(), pool_, compile_);
+  }
+
+ private:
+  cpu::ThreadPool pool_;
+  CompileOptions compile_;  // from the device options (precision)
 };
 
-// Plain host memory: either an aligned allocation or a tensor an executable produced (run
-// hands outputs over without copying them).
-struct loom_buffer_t {
-  void* data = nullptr;
-  size_t size = 0;
-  std::shared_ptr<void> owner;
-};
-
-struct loom_executable_t {
-  std::unique_ptr<loom::neon::Executable> impl;
-};
+}  // namespace loom::neon
