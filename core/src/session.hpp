@@ -145,6 +145,7 @@ class Session {
     std::unique_ptr<Session> session;
   };
   class StepRunner;
+  class RunState;  // the values in flight during one run (session_run.cpp)
 
   Session(const Session& parent, std::shared_ptr<Model> body, int depth);
   void finish_construction();
@@ -185,6 +186,9 @@ class Session {
   void compile_declared();
   // The key under which `prepare` results are cached.
   std::string signature_key(const std::vector<ValueFacts>& input_facts) const;
+  // The cached plan for the signature of `input_facts`, or one prepared now (evicting the least
+  // recently used when the cache is full); counts hits, misses and evictions (session_run.cpp).
+  Prepared& find_plan(const std::vector<ValueFacts>& input_facts, const std::set<int>& fed);
   size_t prepared_bytes(const Prepared& p) const;
   std::string plan_json(bool with_cache);  // a plan child's JSON leaves the cache to its parent
   loom_plan_cache_stats_t plan_cache_stats_locked() const;  // mutex_ held

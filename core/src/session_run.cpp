@@ -323,6 +323,334 @@ std::string Session::signature_key(const std::vector<ValueFacts>& input_facts) c
   return key;
 }
 
+// The compiled plan for the signature of `input_facts`: the cached one, or one prepared now.
+Prepared& Session::find_plan(const std::vector<ValueFacts>& input_facts, const std::set<int>& fed) {
+  std::string key = signature_key(input_facts);
+  auto it = prepared_.find(key);
+  if (it != prepared_.end()) ++plan_hits_;
+  if (it == prepared_.end()) {
+    ++plan_misses_;
+    // Bounded like the plans of symbolic-dimension models: least recently used first.
+    while (!prepared_.empty() && prepared_.size() >= config_.plan_cache_entries) {
+      auto oldest = prepared_.begin();
+      for (auto i = prepared_.begin(); i != prepared_.end(); ++i)
+        if (i->second->last_used < oldest->second->last_used) oldest = i;
+      if (current_ == oldest->second.get()) current_ = nullptr;
+      release(*oldest->second);
+      prepared_.erase(oldest);
+      ++plan_evictions_;
+    }
+    it = prepared_.emplace(key, prepare(input_facts, fed)).first;
+  }
+  return *it->second;
+}
+
+// Values in flight during one run of a plan: where each lives and who frees it. What it still
+// holds is freed when it is destroyed (the run ended, or threw).
+class Session::RunState {
+ public:
+  RunState(Session& session, Prepared& p, const RunGuard& guard, const std::set<int>& fed)
+      : session_(session),
+        g_(*session.model_->graph),
+        p_(p),
+        guard_(guard),
+        fed_(fed),
+        slots_(g_.values.size()) {}
+  ~RunState() {
+    step_values_.clear();
+    for (Slot& s : slots_) free_slot(s);
+  }
+  RunState(const RunState&) = delete;
+  RunState& operator=(const RunState&) = delete;
+
+  void bind(const std::vector<HostValue>& bound);
+  void run_steps(size_t si);
+  void run_device_part(size_t si);
+  void emit_outputs(const OutputSink& emit);
+
+ private:
+  struct Slot {
+    bool present = false;
+    loom_tensor_t t{};
+    int device = -1;  // -1: host memory not owned by a device
+    int remaining = 0;
+    std::shared_ptr<void> owner;  // host memory a control-flow step made
+    HostValue container;          // a sequence or optional a step made (t unused)
+  };
+
+  void free_slot(Slot& s) {
+    if (s.present && s.device >= 0 && s.t.buffer)
+      session_.devices_[s.device]->api().free_buffer(session_.devices_[s.device]->handle(),
+                                                     s.t.buffer);
+    s = Slot{};
+  }
+  HostValue host_value(int id);
+  void store_step_outputs(const Prepared::Part& part);
+  loom_tensor_t stage_input(int id, DeviceInstance& dev, int dev_index,
+                            std::vector<loom_buffer_t*>& staged);
+  void call_device(size_t si, DeviceInstance& dev, std::vector<loom_tensor_t>& ins,
+                   std::vector<loom_tensor_t>& outs);
+  void release_inputs(const Prepared::Part& part);
+
+  Session& session_;
+  const Graph& g_;
+  Prepared& p_;
+  const RunGuard& guard_;
+  const std::set<int>& fed_;
+  std::vector<Slot> slots_;
+  std::map<int, HostValue> step_values_;  // made by steps, read by later steps of the part
+};
+
+// The application's (bound) graph inputs into their slots.
+void Session::RunState::bind(const std::vector<HostValue>& bound) {
+  for (int id : g_.inputs) {
+    if (!bound[id].present) continue;
+    const HostValue& h = bound[id];
+    Slot& s = slots_[id];
+    s.present = true;
+    if (h.is_tensor()) {
+      s.t = h.t;
+      s.owner = h.owner;
+    } else {
+      s.container = h;
+    }
+    s.remaining = p_.consumers[id];
+  }
+}
+
+// A value as a host tensor for a control-flow step (copied out of remote memory).
+HostValue Session::RunState::host_value(int id) {
+  HostValue h;
+  if (id < 0) return h;
+  if (auto it = step_values_.find(id); it != step_values_.end()) return it->second;
+  const Value& v = g_.values[id];
+  if (v.constant && !fed_.count(id)) return constant_host_value(*v.constant);
+  Slot& s = slots_[id];
+  if (!s.present) fail(LOOM_ERROR_INTERNAL, "value '" + v.name + "' was not computed before use");
+  if (!s.container.is_tensor()) return s.container;
+  if (s.t.data || !s.t.byte_size) {
+    h.present = true;
+    h.t = s.t;
+    h.t.buffer = nullptr;
+    h.t.offset = 0;
+    h.owner = s.owner;
+    return h;
+  }
+  std::vector<int64_t> dims(s.t.dims, s.t.dims + s.t.rank);
+  h = allocate_host_value(s.t.dtype, dims);
+  if (host_value_bytes(h.t) != s.t.byte_size)
+    fail(LOOM_ERROR_INTERNAL,
+         "value '" + v.name + "' has a byte size that does not match its shape");
+  DeviceInstance& from = *session_.devices_[s.device];
+  throw_if_error(
+      from.api().copy_to_host(from.handle(), s.t.buffer, s.t.offset, h.t.data, s.t.byte_size),
+      "copy from device '" + from.name() + "'");
+  return h;
+}
+
+// Part `si` of control-flow steps: each step on host values, in order.
+void Session::RunState::run_steps(size_t si) {
+  const Prepared::Part& part = p_.parts[si];
+  step_values_.clear();
+  for (int k : session_.subgraphs_[si].nodes) {
+    guard_.poll();
+    const Node& node = g_.nodes[k];
+    std::vector<HostValue> ins;
+    for (int id : node.inputs) ins.push_back(host_value(id));
+    std::map<int, HostValue> outer;
+    for (int id : node.implicit_inputs) outer[id] = host_value(id);
+    // A control-flow node's time is its bodies' steps (recorded by their own runs); a
+    // sequence or optional op's is its own.
+    CoreEvent event(guard_, "host", node.name.empty() ? node.op_type : node.name, "host",
+                    !session_.bodies_.count(k));
+    if (ProfileRecord* r = event.record()) {
+      r->op_type = node.op_type;
+      r->shapes = input_shapes(g_, node, p_.facts);
+    }
+    std::vector<HostValue> outs = session_.run_step(k, ins, outer);
+    for (size_t i = 0; i < node.outputs.size() && i < outs.size(); ++i)
+      if (node.outputs[i] >= 0) step_values_[node.outputs[i]] = outs[i];
+  }
+  store_step_outputs(part);
+  step_values_.clear();
+  release_inputs(part);
+}
+
+// The outputs of a part of steps into their slots (host memory).
+void Session::RunState::store_step_outputs(const Prepared::Part& part) {
+  for (int id : part.outputs) {
+    auto it = step_values_.find(id);
+    if (it == step_values_.end() || !it->second.present)
+      fail(LOOM_ERROR_INVALID_ARGUMENT,
+           "output '" + g_.values[id].name + "' of a control-flow step was not produced");
+    Slot& s = slots_[id];
+    s.present = true;
+    if (it->second.is_tensor()) {
+      s.t = it->second.t;
+      s.owner = it->second.owner;
+    } else {
+      s.container = it->second;
+    }
+    s.device = -1;
+    s.remaining = p_.consumers[id];
+    if (s.remaining == 0) free_slot(s);
+  }
+}
+
+// Frees the part's inputs that no later part reads (graph outputs stay for the application).
+void Session::RunState::release_inputs(const Prepared::Part& part) {
+  for (int id : part.inputs) {
+    Slot& s = slots_[id];
+    if (--s.remaining <= 0 && !g_.values[id].graph_output) free_slot(s);
+  }
+}
+
+// Value `id` as device `dev` (index `dev_index`) reads it: as is on the same device, by host
+// pointer between host-memory devices, else copied into a buffer added to `staged`.
+loom_tensor_t Session::RunState::stage_input(int id, DeviceInstance& dev, int dev_index,
+                                             std::vector<loom_buffer_t*>& staged) {
+  const std::string& name = g_.values[id].name;
+  Slot& s = slots_[id];
+  if (!s.present) fail(LOOM_ERROR_INTERNAL, "value '" + name + "' was not computed before use");
+  if (!s.container.is_tensor())
+    fail(LOOM_ERROR_INTERNAL,
+         "value '" + name + "' is a sequence or optional but reached a device");
+  loom_tensor_t t = s.t;
+  const auto& devices = session_.devices_;
+  bool src_host_visible = s.device < 0 || devices[s.device]->host_memory();
+  if (s.device < 0 && !t.data && t.byte_size)
+    fail(LOOM_ERROR_INTERNAL, "value '" + name + "' has no data");
+  if (s.device == dev_index) return t;  // same device: as is
+  if (src_host_visible && dev.host_memory() && t.data) {
+    t.buffer = nullptr;  // zero copy: the host pointer is all the device needs
+    t.offset = 0;
+    return t;
+  }
+  CoreEvent event(guard_, "transfer", name, dev.name(), true);
+  if (ProfileRecord* r = event.record())
+    r->detail = std::to_string(t.byte_size) + " bytes from " +
+                (s.device < 0 ? std::string("the application") : devices[s.device]->name()) +
+                " to " + dev.name();
+  std::vector<uint8_t> bounce;
+  const void* src = t.data;
+  if (!src && t.byte_size) {
+    bounce.resize(t.byte_size);
+    DeviceInstance& from = *devices[s.device];
+    throw_if_error(
+        from.api().copy_to_host(from.handle(), t.buffer, t.offset, bounce.data(), t.byte_size),
+        "copy from device '" + from.name() + "'");
+    src = bounce.data();
+  }
+  loom_buffer_t* buf = nullptr;
+  throw_if_error(dev.api().alloc(dev.handle(), std::max<size_t>(t.byte_size, 1), &buf),
+                 "allocation on device '" + dev.name() + "'");
+  staged.push_back(buf);
+  if (t.byte_size)
+    throw_if_error(dev.api().copy_from_host(dev.handle(), src, buf, 0, t.byte_size),
+                   "copy to device '" + dev.name() + "'");
+  t.buffer = buf;
+  t.offset = 0;
+  t.data = dev.api().buffer_host_ptr(dev.handle(), buf);
+  return t;
+}
+
+// Runs part `si`'s executable on `dev` (profiled when the run is).
+void Session::RunState::call_device(size_t si, DeviceInstance& dev, std::vector<loom_tensor_t>& ins,
+                                    std::vector<loom_tensor_t>& outs) {
+  const Prepared::Part& part = p_.parts[si];
+  loom_run_args_t args;
+  std::memset(&args, 0, sizeof args);
+  args.struct_size = sizeof args;
+  args.num_inputs = ins.size();
+  args.inputs = ins.data();
+  args.num_outputs = outs.size();
+  args.outputs = outs.data();
+  args.control = guard_.control();
+  if (!guard_.profiler()) {
+    throw_if_error(dev.api().run(dev.handle(), part.exe, &args));
+    return;
+  }
+  // The device call as a whole; a leaf only when the device reported no steps of its own
+  // (a plugin older than ABI 1.5).
+  DeviceCall call(guard_.control(), guard_.profiler(), guard_.profiled_run(), dev.name(), g_,
+                  session_.subgraphs_[si].nodes, p_.facts);
+  CoreEvent event(guard_, "subgraph", "subgraph " + std::to_string(si), dev.name(), false);
+  args.control = &call.control;
+  loom_status_t* status = dev.api().run(dev.handle(), part.exe, &args);
+  event.set_leaf(call.steps.load() == 0);
+  throw_if_error(status);
+}
+
+// Part `si` on its device: inputs staged, the executable run, outputs into their slots.
+void Session::RunState::run_device_part(size_t si) {
+  const Prepared::Part& part = p_.parts[si];
+  int dev_index = static_cast<int>(session_.subgraphs_[si].device);
+  DeviceInstance& dev = *session_.devices_[dev_index];
+  std::vector<loom_tensor_t> ins(part.inputs.size());
+  std::vector<loom_buffer_t*> staged;
+  struct StageCleanup {
+    DeviceInstance& dev;
+    std::vector<loom_buffer_t*>& bufs;
+    ~StageCleanup() {
+      for (loom_buffer_t* b : bufs) dev.api().free_buffer(dev.handle(), b);
+    }
+  } stage_cleanup{dev, staged};
+  for (size_t i = 0; i < part.inputs.size(); ++i)
+    ins[i] = stage_input(part.inputs[i], dev, dev_index, staged);
+  std::vector<loom_tensor_t> outs(part.outputs.size());
+  for (loom_tensor_t& o : outs) {
+    std::memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+  }
+  call_device(si, dev, ins, outs);
+  for (size_t i = 0; i < part.outputs.size(); ++i) {
+    Slot& s = slots_[part.outputs[i]];
+    s.present = true;
+    s.t = outs[i];
+    s.device = dev_index;
+    s.remaining = p_.consumers[part.outputs[i]];
+    if (s.remaining == 0) free_slot(s);
+  }
+  release_inputs(part);
+}
+
+// Outputs to the application, in order (device memory copied out for the call).
+void Session::RunState::emit_outputs(const OutputSink& emit) {
+  for (size_t i = 0; i < g_.outputs.size(); ++i) {
+    int id = g_.outputs[i];
+    const Value& v = g_.values[id];
+    Slot& s = slots_[id];
+    HostValue out;
+    std::vector<uint8_t> bounce;
+    if (s.present && !s.container.is_tensor()) {
+      out = s.container;
+    } else if (s.present) {
+      out.present = true;
+      out.t = s.t;
+      out.owner = s.owner;
+      if (!s.t.data && s.t.byte_size) {
+        DeviceInstance& from = *session_.devices_[s.device];
+        CoreEvent event(guard_, "transfer", v.name, from.name(), true);
+        if (ProfileRecord* r = event.record())
+          r->detail =
+              std::to_string(s.t.byte_size) + " bytes from " + from.name() + " to the application";
+        bounce.resize(s.t.byte_size);
+        throw_if_error(from.api().copy_to_host(from.handle(), s.t.buffer, s.t.offset, bounce.data(),
+                                               s.t.byte_size),
+                       "copy from device '" + from.name() + "'");
+        out.t.data = bounce.data();
+      }
+      out.t.buffer = nullptr;
+      out.t.offset = 0;
+    } else if (v.constant) {
+      out = constant_host_value(*v.constant);
+    } else {
+      fail(LOOM_ERROR_INTERNAL, "output '" + v.name + "' was not computed");
+    }
+    emit(i, out);
+  }
+}
+
 void Session::run_values(const std::vector<std::string>& names,
                          const std::vector<HostValue>& inputs, const OutputSink& emit) {
   // The outermost run on this thread holds the limits and watches for cancellation; the runs it
@@ -346,280 +674,25 @@ void Session::run_values(const std::vector<std::string>& names,
   const Graph& g = *model_->graph;
   BoundInputs bound_inputs = bind_inputs(names, inputs);
   const std::vector<HostValue>& bound = bound_inputs.values;
-  const std::set<int>& fed = bound_inputs.fed;
 
   // Find or build the compiled plan for these shapes.
   std::vector<ValueFacts> input_facts(g.values.size());
   for (int id : g.inputs)
     if (bound[id].present) input_facts[id] = facts_of(bound[id], g.values[id]);
-  std::string key = signature_key(input_facts);
-  auto it = prepared_.find(key);
-  if (it != prepared_.end()) ++plan_hits_;
-  if (it == prepared_.end()) {
-    ++plan_misses_;
-    // Bounded like the plans of symbolic-dimension models: least recently used first.
-    while (!prepared_.empty() && prepared_.size() >= config_.plan_cache_entries) {
-      auto oldest = prepared_.begin();
-      for (auto i = prepared_.begin(); i != prepared_.end(); ++i)
-        if (i->second->last_used < oldest->second->last_used) oldest = i;
-      if (current_ == oldest->second.get()) current_ = nullptr;
-      release(*oldest->second);
-      prepared_.erase(oldest);
-      ++plan_evictions_;
-    }
-    it = prepared_.emplace(key, prepare(input_facts, fed)).first;
-  }
-  Prepared& p = *it->second;
+  Prepared& p = find_plan(input_facts, bound_inputs.fed);
   p.last_used = ++tick_;
   current_ = &p;
 
-  // Values in flight: where each lives and who frees it.
-  struct Slot {
-    bool present = false;
-    loom_tensor_t t{};
-    int device = -1;  // -1: host memory not owned by a device
-    int remaining = 0;
-    std::shared_ptr<void> owner;  // host memory a control-flow step made
-    HostValue container;          // a sequence or optional a step made (t unused)
-  };
-  std::vector<Slot> slots(g.values.size());
-  auto free_slot = [&](Slot& s) {
-    if (s.present && s.device >= 0 && s.t.buffer)
-      devices_[s.device]->api().free_buffer(devices_[s.device]->handle(), s.t.buffer);
-    s = Slot{};
-  };
-  struct Cleanup {
-    std::vector<Slot>& slots;
-    decltype(free_slot)& free_fn;
-    ~Cleanup() {
-      for (Slot& s : slots) free_fn(s);
-    }
-  } cleanup{slots, free_slot};
-
-  for (int id : g.inputs) {
-    if (!bound[id].present) continue;
-    const HostValue& h = bound[id];
-    Slot& s = slots[id];
-    s.present = true;
-    if (h.is_tensor()) {
-      s.t = h.t;
-      s.owner = h.owner;
-    } else {
-      s.container = h;
-    }
-    s.remaining = p.consumers[id];
-  }
-
-  // A value as a host tensor for a control-flow step (copied out of remote memory).
-  std::map<int, HostValue> step_values;  // made by steps, read by later steps of the part
-  auto host_value = [&](int id) -> HostValue {
-    HostValue h;
-    if (id < 0) return h;
-    if (auto it = step_values.find(id); it != step_values.end()) return it->second;
-    const Value& v = g.values[id];
-    if (v.constant && !fed.count(id)) return constant_host_value(*v.constant);
-    Slot& s = slots[id];
-    if (!s.present) fail(LOOM_ERROR_INTERNAL, "value '" + v.name + "' was not computed before use");
-    if (!s.container.is_tensor()) return s.container;
-    if (s.t.data || !s.t.byte_size) {
-      h.present = true;
-      h.t = s.t;
-      h.t.buffer = nullptr;
-      h.t.offset = 0;
-      h.owner = s.owner;
-      return h;
-    }
-    std::vector<int64_t> dims(s.t.dims, s.t.dims + s.t.rank);
-    h = allocate_host_value(s.t.dtype, dims);
-    if (host_value_bytes(h.t) != s.t.byte_size)
-      fail(LOOM_ERROR_INTERNAL,
-           "value '" + v.name + "' has a byte size that does not match its shape");
-    DeviceInstance& from = *devices_[s.device];
-    throw_if_error(
-        from.api().copy_to_host(from.handle(), s.t.buffer, s.t.offset, h.t.data, s.t.byte_size),
-        "copy from device '" + from.name() + "'");
-    return h;
-  };
-
+  RunState run(*this, p, guard, bound_inputs.fed);
+  run.bind(bound);
   for (size_t si = 0; si < subgraphs_.size(); ++si) {
     guard.poll();
-    Prepared::Part& part = p.parts[si];
-    if (subgraphs_[si].device == host_step_device()) {
-      step_values.clear();
-      for (int k : subgraphs_[si].nodes) {
-        guard.poll();
-        const Node& node = g.nodes[k];
-        std::vector<HostValue> ins;
-        for (int id : node.inputs) ins.push_back(host_value(id));
-        std::map<int, HostValue> outer;
-        for (int id : node.implicit_inputs) outer[id] = host_value(id);
-        // A control-flow node's time is its bodies' steps (recorded by their own runs); a
-        // sequence or optional op's is its own.
-        CoreEvent event(guard, "host", node.name.empty() ? node.op_type : node.name, "host",
-                        !bodies_.count(k));
-        if (ProfileRecord* r = event.record()) {
-          r->op_type = node.op_type;
-          r->shapes = input_shapes(g, node, p.facts);
-        }
-        std::vector<HostValue> outs = run_step(k, ins, outer);
-        for (size_t i = 0; i < node.outputs.size() && i < outs.size(); ++i)
-          if (node.outputs[i] >= 0) step_values[node.outputs[i]] = outs[i];
-      }
-      for (int id : part.outputs) {
-        auto it = step_values.find(id);
-        if (it == step_values.end() || !it->second.present)
-          fail(LOOM_ERROR_INVALID_ARGUMENT,
-               "output '" + g.values[id].name + "' of a control-flow step was not produced");
-        Slot& s = slots[id];
-        s.present = true;
-        if (it->second.is_tensor()) {
-          s.t = it->second.t;
-          s.owner = it->second.owner;
-        } else {
-          s.container = it->second;
-        }
-        s.device = -1;
-        s.remaining = p.consumers[id];
-        if (s.remaining == 0) free_slot(s);
-      }
-      step_values.clear();
-      for (int id : part.inputs) {
-        Slot& s = slots[id];
-        if (--s.remaining <= 0 && !g.values[id].graph_output) free_slot(s);
-      }
-      continue;
-    }
-    int dev_index = static_cast<int>(subgraphs_[si].device);
-    DeviceInstance& dev = *devices_[dev_index];
-    std::vector<loom_tensor_t> ins(part.inputs.size());
-    std::vector<loom_buffer_t*> staged;
-    struct StageCleanup {
-      DeviceInstance& dev;
-      std::vector<loom_buffer_t*>& bufs;
-      ~StageCleanup() {
-        for (loom_buffer_t* b : bufs) dev.api().free_buffer(dev.handle(), b);
-      }
-    } stage_cleanup{dev, staged};
-    for (size_t i = 0; i < part.inputs.size(); ++i) {
-      Slot& s = slots[part.inputs[i]];
-      if (!s.present)
-        fail(LOOM_ERROR_INTERNAL,
-             "value '" + g.values[part.inputs[i]].name + "' was not computed before use");
-      if (!s.container.is_tensor())
-        fail(LOOM_ERROR_INTERNAL, "value '" + g.values[part.inputs[i]].name +
-                                      "' is a sequence or optional but reached a device");
-      loom_tensor_t t = s.t;
-      bool src_host_visible = s.device < 0 || devices_[s.device]->host_memory();
-      if (s.device < 0 && !t.data && t.byte_size)
-        fail(LOOM_ERROR_INTERNAL, "value '" + g.values[part.inputs[i]].name + "' has no data");
-      if (s.device == dev_index) {
-        // Same device: as is.
-      } else if (src_host_visible && dev.host_memory() && t.data) {
-        t.buffer = nullptr;  // zero copy: the host pointer is all the device needs
-        t.offset = 0;
-      } else {
-        CoreEvent event(guard, "transfer", g.values[part.inputs[i]].name, dev.name(), true);
-        if (ProfileRecord* r = event.record())
-          r->detail = std::to_string(t.byte_size) + " bytes from " +
-                      (s.device < 0 ? std::string("the application") : devices_[s.device]->name()) +
-                      " to " + dev.name();
-        std::vector<uint8_t> bounce;
-        const void* src = t.data;
-        if (!src && t.byte_size) {
-          bounce.resize(t.byte_size);
-          DeviceInstance& from = *devices_[s.device];
-          throw_if_error(from.api().copy_to_host(from.handle(), t.buffer, t.offset, bounce.data(),
-                                                 t.byte_size),
-                         "copy from device '" + from.name() + "'");
-          src = bounce.data();
-        }
-        loom_buffer_t* buf = nullptr;
-        throw_if_error(dev.api().alloc(dev.handle(), std::max<size_t>(t.byte_size, 1), &buf),
-                       "allocation on device '" + dev.name() + "'");
-        staged.push_back(buf);
-        if (t.byte_size)
-          throw_if_error(dev.api().copy_from_host(dev.handle(), src, buf, 0, t.byte_size),
-                         "copy to device '" + dev.name() + "'");
-        t.buffer = buf;
-        t.offset = 0;
-        t.data = dev.api().buffer_host_ptr(dev.handle(), buf);
-      }
-      ins[i] = t;
-    }
-    std::vector<loom_tensor_t> outs(part.outputs.size());
-    for (loom_tensor_t& o : outs) {
-      std::memset(&o, 0, sizeof o);
-      o.struct_size = sizeof o;
-    }
-    loom_run_args_t args;
-    std::memset(&args, 0, sizeof args);
-    args.struct_size = sizeof args;
-    args.num_inputs = ins.size();
-    args.inputs = ins.data();
-    args.num_outputs = outs.size();
-    args.outputs = outs.data();
-    args.control = guard.control();
-    if (!guard.profiler()) {
-      throw_if_error(dev.api().run(dev.handle(), part.exe, &args));
-    } else {
-      // The device call as a whole; a leaf only when the device reported no steps of its own
-      // (a plugin older than ABI 1.5).
-      DeviceCall call(guard.control(), guard.profiler(), guard.profiled_run(), dev.name(), g,
-                      subgraphs_[si].nodes, p.facts);
-      CoreEvent event(guard, "subgraph", "subgraph " + std::to_string(si), dev.name(), false);
-      args.control = &call.control;
-      loom_status_t* status = dev.api().run(dev.handle(), part.exe, &args);
-      event.set_leaf(call.steps.load() == 0);
-      throw_if_error(status);
-    }
-    for (size_t i = 0; i < part.outputs.size(); ++i) {
-      Slot& s = slots[part.outputs[i]];
-      s.present = true;
-      s.t = outs[i];
-      s.device = dev_index;
-      s.remaining = p.consumers[part.outputs[i]];
-      if (s.remaining == 0) free_slot(s);
-    }
-    for (int id : part.inputs) {
-      Slot& s = slots[id];
-      if (--s.remaining <= 0 && !g.values[id].graph_output) free_slot(s);
-    }
+    if (subgraphs_[si].device == host_step_device())
+      run.run_steps(si);
+    else
+      run.run_device_part(si);
   }
-
-  // Outputs to the application, in order.
-  for (size_t i = 0; i < g.outputs.size(); ++i) {
-    int id = g.outputs[i];
-    const Value& v = g.values[id];
-    Slot& s = slots[id];
-    HostValue out;
-    std::vector<uint8_t> bounce;
-    if (s.present && !s.container.is_tensor()) {
-      out = s.container;
-    } else if (s.present) {
-      out.present = true;
-      out.t = s.t;
-      out.owner = s.owner;
-      if (!s.t.data && s.t.byte_size) {
-        DeviceInstance& from = *devices_[s.device];
-        CoreEvent event(guard, "transfer", v.name, from.name(), true);
-        if (ProfileRecord* r = event.record())
-          r->detail =
-              std::to_string(s.t.byte_size) + " bytes from " + from.name() + " to the application";
-        bounce.resize(s.t.byte_size);
-        throw_if_error(from.api().copy_to_host(from.handle(), s.t.buffer, s.t.offset, bounce.data(),
-                                               s.t.byte_size),
-                       "copy from device '" + from.name() + "'");
-        out.t.data = bounce.data();
-      }
-      out.t.buffer = nullptr;
-      out.t.offset = 0;
-    } else if (v.constant) {
-      out = constant_host_value(*v.constant);
-    } else {
-      fail(LOOM_ERROR_INTERNAL, "output '" + v.name + "' was not computed");
-    }
-    emit(i, out);
-  }
+  run.emit_outputs(emit);
 }
 
 }  // namespace loom::core
