@@ -225,7 +225,7 @@ inline size_t pick_instance(const std::vector<InstanceInfo>& listed, int32_t req
       if (listed[i].unavailable.empty()) return i;
     std::string reasons;
     for (const InstanceInfo& i : listed)
-      reasons += (reasons.empty() ? "" : "; ") + i.name + ": " + i.unavailable;
+      reasons.append(reasons.empty() ? "" : "; ").append(i.name).append(": ").append(i.unavailable);
     fail(LOOM_ERROR_UNAVAILABLE, family + ": no usable device (" + reasons + ")");
   }
   const size_t index = static_cast<size_t>(requested);
@@ -266,7 +266,8 @@ class OptionReader {
   OptionReader& choice(const char* key, std::initializer_list<const char*> values,
                        std::string* out) {
     std::string spelled;
-    for (const char* v : values) spelled += (spelled.empty() ? "" : "|") + std::string(v);
+    // Appends, not `"|" + std::string(v)`: GCC 12 at -O3 warns (-Wrestrict) on that form.
+    for (const char* v : values) spelled.append(spelled.empty() ? "" : "|").append(v);
     Option& o = add_option(key, spelled, Kind::kChoice, out);
     o.values.assign(values.begin(), values.end());
     return *this;
@@ -301,7 +302,10 @@ class OptionReader {
           if (std::find(o->values.begin(), o->values.end(), v) == o->values.end()) {
             std::string list;
             for (size_t i = 0; i < o->values.size(); ++i)
-              list += (i == 0 ? "" : i + 1 == o->values.size() ? " or " : ", ") + o->values[i];
+              list.append(i == 0                      ? ""
+                          : i + 1 == o->values.size() ? " or "
+                                                      : ", ")
+                  .append(o->values[i]);
             bad(list);
           }
           *static_cast<std::string*>(o->out) = v;
@@ -322,7 +326,8 @@ class OptionReader {
   // "threads=N, precision=f32|bf16|f16, gemm=auto|tiled|blocked": the keys unknown-key errors list.
   std::string known() const {
     std::string text;
-    for (const Option& o : options_) text += (text.empty() ? "" : ", ") + o.key + "=" + o.spelled;
+    for (const Option& o : options_)
+      text.append(text.empty() ? "" : ", ").append(o.key).append("=").append(o.spelled);
     return text;
   }
 
