@@ -379,6 +379,13 @@ inline void fill_info(const InstanceInfo& info, loom_device_info_t* out) {
   std::memcpy(out, &filled, size);
 }
 
+// True when [offset, offset + size) lies inside the buffer (the cheap test before a message).
+inline bool in_range(const loom_buffer_t* handle, size_t offset, size_t size) {
+  if (!handle) return false;
+  const size_t capacity = buffer_of(handle).size;
+  return offset <= capacity && size <= capacity - offset;
+}
+
 inline void check_range(const loom_buffer_t* handle, size_t offset, size_t size,
                         const std::string& what) {
   if (!handle) fail(LOOM_ERROR_INVALID_ARGUMENT, what + ": buffer is NULL");
@@ -481,11 +488,11 @@ struct Entries {
   static loom_status_t* copy_to_host(loom_device_t* d, loom_buffer_t* src, size_t offset, void* dst,
                                      size_t size) {
     return guard([&] {
-      const std::string what = (d ? device(d).family_ + " " : std::string()) + "copy_to_host";
-      detail::check_range(src, offset, size, what);
+      auto what = [&] { return (d ? device(d).family_ + " " : std::string()) + "copy_to_host"; };
+      if (!detail::in_range(src, offset, size)) detail::check_range(src, offset, size, what());
       if (!size) return;
-      if (!dst) fail(LOOM_ERROR_INVALID_ARGUMENT, what + ": dst is NULL");
-      if (!d) fail(LOOM_ERROR_INVALID_ARGUMENT, what + ": device is NULL");
+      if (!dst) fail(LOOM_ERROR_INVALID_ARGUMENT, what() + ": dst is NULL");
+      if (!d) fail(LOOM_ERROR_INVALID_ARGUMENT, what() + ": device is NULL");
       device(d).read(buffer_of(src), offset, dst, size);
     });
   }
@@ -493,11 +500,11 @@ struct Entries {
   static loom_status_t* copy_from_host(loom_device_t* d, const void* src, loom_buffer_t* dst,
                                        size_t offset, size_t size) {
     return guard([&] {
-      const std::string what = (d ? device(d).family_ + " " : std::string()) + "copy_from_host";
-      detail::check_range(dst, offset, size, what);
+      auto what = [&] { return (d ? device(d).family_ + " " : std::string()) + "copy_from_host"; };
+      if (!detail::in_range(dst, offset, size)) detail::check_range(dst, offset, size, what());
       if (!size) return;
-      if (!src) fail(LOOM_ERROR_INVALID_ARGUMENT, what + ": src is NULL");
-      if (!d) fail(LOOM_ERROR_INVALID_ARGUMENT, what + ": device is NULL");
+      if (!src) fail(LOOM_ERROR_INVALID_ARGUMENT, what() + ": src is NULL");
+      if (!d) fail(LOOM_ERROR_INVALID_ARGUMENT, what() + ": device is NULL");
       device(d).write(src, buffer_of(dst), offset, size);
     });
   }
@@ -530,29 +537,30 @@ struct Entries {
     return guard([&] {
       if (!d || !e || !args)
         fail(LOOM_ERROR_INVALID_ARGUMENT, "run: missing device, executable or args");
-      const std::string what = device(d).family_ + " run";
+      // Messages are made only on failure: this runs for every run of every subgraph.
+      auto what = [&] { return device(d).family_ + " run"; };
       Executable& exe = executable(e);
       const size_t num_inputs = exe.input_dtypes_.size();
       if (args->num_inputs != num_inputs || args->num_outputs != exe.num_outputs_)
         fail(LOOM_ERROR_INVALID_ARGUMENT,
-             what + ": the subgraph takes " + std::to_string(num_inputs) + " inputs and " +
+             what() + ": the subgraph takes " + std::to_string(num_inputs) + " inputs and " +
                  std::to_string(exe.num_outputs_) + " outputs, got " +
                  std::to_string(args->num_inputs) + " and " + std::to_string(args->num_outputs));
       if ((num_inputs && !args->inputs) || (exe.num_outputs_ && !args->outputs))
-        fail(LOOM_ERROR_INVALID_ARGUMENT, what + ": inputs or outputs are NULL");
+        fail(LOOM_ERROR_INVALID_ARGUMENT, what() + ": inputs or outputs are NULL");
       for (size_t i = 0; i < num_inputs; ++i) {
         const loom_tensor_t& t = args->inputs[i];
         const loom_dtype_t want = exe.input_dtypes_[i];
         if (want != LOOM_DTYPE_UNDEFINED && t.dtype != want)
-          fail(LOOM_ERROR_INVALID_ARGUMENT, what + ": input " + std::to_string(i) + " is " +
+          fail(LOOM_ERROR_INVALID_ARGUMENT, what() + ": input " + std::to_string(i) + " is " +
                                                 dtype_name(t.dtype) + ", the subgraph takes " +
                                                 dtype_name(want));
         if (t.rank < 0 || t.rank > LOOM_MAX_RANK)
           fail(LOOM_ERROR_INVALID_ARGUMENT,
-               what + ": input " + std::to_string(i) + " has rank " + std::to_string(t.rank));
+               what() + ": input " + std::to_string(i) + " has rank " + std::to_string(t.rank));
         if (t.buffer)
           detail::check_range(t.buffer, t.offset, t.byte_size,
-                              what + ": input " + std::to_string(i));
+                              what() + ": input " + std::to_string(i));
       }
       for (size_t i = 0; i < exe.num_outputs_; ++i) args->outputs[i] = empty_tensor();
       // A run cancelled (or past its deadline) before it starts does not start, on every
