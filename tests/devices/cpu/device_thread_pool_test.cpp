@@ -79,5 +79,25 @@ TEST(ThreadPool, ConcurrentCallersBothFinish) {
   EXPECT_EQ(b.load(), 200000u);
 }
 
+// Workers join a job only while it is open: one that wakes after the caller ran every chunk
+// itself (its core busy elsewhere) must not run the finished job's function. Thousands of
+// two-chunk jobs back to back give late wake-ups; every chunk must run inside its own call.
+TEST(ThreadPool, LateWorkersNeverRunAFinishedJob) {
+  ThreadPool pool(2);
+  std::atomic<int> current{-1};
+  std::atomic<int> stray{0};
+  for (int job = 0; job < 20000; ++job) {
+    std::atomic<size_t> covered{0};
+    current.store(job);
+    pool.parallel_for(2, 1, [&, job](size_t b, size_t e) {
+      if (current.load() != job) stray.fetch_add(1);
+      covered.fetch_add(e - b);
+    });
+    current.store(-1);
+    ASSERT_EQ(covered.load(), 2u) << "job " << job;
+  }
+  EXPECT_EQ(stray.load(), 0);
+}
+
 }  // namespace
 }  // namespace loom::cpu

@@ -59,7 +59,12 @@ class ThreadPool {
   size_t chunks_ = 0;
   std::atomic<size_t> next_chunk_{0};
   std::atomic<size_t> chunks_done_{0};
-  int active_workers_ = 0;    // workers still inside work_on_job for the current job
+  // Workers join a job only while it is open; the caller waits for the joined ones alone. A
+  // worker that wakes late (its core busy, e.g. with oneDNN's spinning OpenMP threads in a mixed
+  // plan) finds the job closed and goes back to sleep instead of holding up the caller, which
+  // has run the chunks itself meanwhile.
+  bool open_ = false;
+  int joined_ = 0;            // workers inside work_on_job for the current job
   std::exception_ptr error_;  // first exception thrown by a chunk of the current job
 };
 
@@ -101,7 +106,8 @@ inline void ThreadPool::parallel_for(size_t n, size_t grain,
     chunks_ = max_chunks;
     next_chunk_.store(0);
     chunks_done_.store(0);
-    active_workers_ = static_cast<int>(workers_.size());
+    joined_ = 0;
+    open_ = true;
     ++generation_;
   }
   wake_.notify_all();
@@ -109,8 +115,10 @@ inline void ThreadPool::parallel_for(size_t n, size_t grain,
   work_on_job();
   inside_pool() = false;
   std::unique_lock<std::mutex> lock(mutex_);
-  // Wait for the chunks and for every worker to leave the job, so fn_ may be reset safely.
-  done_.wait(lock, [&] { return chunks_done_.load() == chunks_ && active_workers_ == 0; });
+  // Wait for the chunks and for the workers that joined to leave the job; closing it under the
+  // same lock keeps any later one out, so fn_ may be reset safely.
+  done_.wait(lock, [&] { return chunks_done_.load() == chunks_ && joined_ == 0; });
+  open_ = false;
   fn_ = nullptr;
   if (error_) {
     std::exception_ptr error = std::exchange(error_, nullptr);
@@ -146,11 +154,13 @@ inline void ThreadPool::worker_loop() {
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
+      if (!open_) continue;  // finished without this worker
+      ++joined_;
     }
     work_on_job();
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      --active_workers_;
+      --joined_;
     }
     done_.notify_all();
   }
