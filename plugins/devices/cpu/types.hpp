@@ -2,6 +2,7 @@
 // templated functor over the dtype of a tensor. Kernels compute float16/bfloat16 in float.
 #pragma once
 
+#include <loom/half.hpp>
 #include <loom/plugin.hpp>
 
 #include <cstdint>
@@ -11,82 +12,20 @@
 
 namespace loom::cpu {
 
-// IEEE 754 binary16, stored as bits.
+// IEEE 754 binary16 and bfloat16, stored as bits. The conversions (round to nearest even, inf on
+// overflow, NaN kept a quiet NaN, subnormals) are loom/half.hpp's, shared with the other devices.
 struct Half {
   uint16_t bits = 0;
   Half() = default;
-  explicit Half(float f) : bits(from_float(f)) {}
-  explicit operator float() const { return to_float(bits); }
-
-  static float to_float(uint16_t h) {
-    uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1Fu;
-    uint32_t mant = h & 0x3FFu;
-    uint32_t bits;
-    if (exp == 0) {
-      if (mant == 0) {
-        bits = sign;
-      } else {  // subnormal: normalise
-        exp = 127 - 15 + 1;
-        while ((mant & 0x400u) == 0) {
-          mant <<= 1;
-          --exp;
-        }
-        mant &= 0x3FFu;
-        bits = sign | (exp << 23) | (mant << 13);
-      }
-    } else if (exp == 0x1F) {
-      bits = sign | 0x7F800000u | (mant << 13);
-    } else {
-      bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-    }
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
-  // Round to nearest even, with overflow to inf, NaN kept NaN, subnormals handled.
-  static uint16_t from_float(float f) {
-    uint32_t x;
-    std::memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u;
-    uint32_t abs = x & 0x7FFFFFFFu;
-    if (abs >= 0x7F800000u) return static_cast<uint16_t>(sign | (abs > 0x7F800000u ? 0x7E00u : 0x7C00u));
-    if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // rounds to >= 65520
-    if (abs < 0x38800000u) {  // below the smallest normal half: subnormal or zero
-      if (abs < 0x33000000u) return static_cast<uint16_t>(sign);
-      uint32_t exp = abs >> 23;
-      uint32_t mant = (abs & 0x7FFFFFu) | 0x800000u;
-      uint32_t shift = 126 - exp;  // 14 - (exp - 127) + 13 - 1 ... total shift to half subnormal
-      uint32_t half_mant = mant >> (shift);
-      uint32_t rem = mant & ((1u << shift) - 1);
-      uint32_t halfway = 1u << (shift - 1);
-      if (rem > halfway || (rem == halfway && (half_mant & 1u))) ++half_mant;
-      return static_cast<uint16_t>(sign | half_mant);
-    }
-    uint32_t rounded = abs + 0xFFFu + ((abs >> 13) & 1u);
-    return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
-  }
+  explicit Half(float f) : bits(sdk::float_to_half(f)) {}
+  explicit operator float() const { return sdk::half_to_float(bits); }
 };
 
-// bfloat16: the upper half of a float32, rounded to nearest even.
 struct BFloat16 {
   uint16_t bits = 0;
   BFloat16() = default;
-  explicit BFloat16(float f) : bits(from_float(f)) {}
-  explicit operator float() const { return to_float(bits); }
-  static float to_float(uint16_t b) {
-    uint32_t x = static_cast<uint32_t>(b) << 16;
-    float f;
-    std::memcpy(&f, &x, 4);
-    return f;
-  }
-  static uint16_t from_float(float f) {
-    uint32_t x;
-    std::memcpy(&x, &f, 4);
-    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // NaN
-    x += 0x7FFFu + ((x >> 16) & 1u);
-    return static_cast<uint16_t>(x >> 16);
-  }
+  explicit BFloat16(float f) : bits(sdk::float_to_bfloat16(f)) {}
+  explicit operator float() const { return sdk::bfloat16_to_float(bits); }
 };
 
 // C++ type of a dtype.
