@@ -16,7 +16,7 @@ void cumulative_kernel(KernelContext& ctx) {
   if (axis_t.rank > 1) fail(LOOM_ERROR_INVALID_MODEL, where + ": axis must be a scalar");
   if (x.rank < 1) fail(LOOM_ERROR_INVALID_MODEL, where + ": input must have rank >= 1");
   const int64_t axis =
-      misc::normalize_axis(misc::read_scalar_int(axis_t, where + " axis"), x.rank, where);
+      sdk::normalize_axis(misc::read_scalar_int(axis_t, where + " axis"), x.rank, where);
   const bool exclusive = ctx.attrs().get_int("exclusive", 0) != 0;
   const bool reverse = ctx.attrs().get_int("reverse", 0) != 0;
   const int64_t n = x.dims[axis];

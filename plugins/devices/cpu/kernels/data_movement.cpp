@@ -64,27 +64,6 @@ std::vector<float> read_float_values(const KernelContext& ctx, const loom_tensor
   return v;
 }
 
-int64_t normalize_axis(const KernelContext& ctx, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": axis " + std::to_string(axis) +
-                                          " is out of range for rank " + std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
-std::vector<int64_t> normalize_axes(const KernelContext& ctx, std::span<const int64_t> axes,
-                                    int64_t rank) {
-  std::vector<int64_t> out;
-  out.reserve(axes.size());
-  for (int64_t a : axes) {
-    int64_t n = normalize_axis(ctx, a, rank);
-    if (std::find(out.begin(), out.end(), n) != out.end())
-      fail(LOOM_ERROR_INVALID_ARGUMENT,
-           ctx.where() + ": axis " + std::to_string(a) + " is given more than once");
-    out.push_back(n);
-  }
-  return out;
-}
-
 void own_strings(Tensor& t) {
   if (t.view.dtype != LOOM_DTYPE_STRING) return;
   size_t n = static_cast<size_t>(sdk::element_count(t.view));

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <loom/op_semantics.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,11 +49,16 @@ double read_scalar_as_double(const KernelContext& ctx, const loom_tensor_t& t, c
 std::vector<float> read_float_values(const KernelContext& ctx, const loom_tensor_t& t,
                                      const char* what);
 
-// Maps a possibly negative axis into [0, rank); throws naming the node otherwise.
-int64_t normalize_axis(const KernelContext& ctx, int64_t axis, int64_t rank);
-// Normalises a list of axes, rejecting duplicates.
-std::vector<int64_t> normalize_axes(const KernelContext& ctx, std::span<const int64_t> axes,
-                                    int64_t rank);
+// sdk::normalize_axis / normalize_axes (loom/op_semantics.hpp) naming the node; the node's name
+// is built only when an axis is refused.
+inline int64_t normalize_axis(const KernelContext& ctx, int64_t axis, int64_t rank) {
+  if (std::optional<int64_t> a = sdk::try_normalize_axis(axis, rank)) return *a;
+  return sdk::normalize_axis(axis, rank, ctx.where());
+}
+inline std::vector<int64_t> normalize_axes(const KernelContext& ctx, std::span<const int64_t> axes,
+                                           int64_t rank) {
+  return sdk::normalize_axes(axes, rank, ctx.where());
+}
 
 // Makes a STRING tensor own its bytes: copies what each loom_string_t points to into
 // t.strings (allocating it if needed) and re-points the views. No-op for other dtypes.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <loom/op_semantics.hpp>  // sdk::normalize_axis, which these kernels use
 #include <span>
 #include <string>
 #include <vector>
@@ -20,15 +21,6 @@ inline std::vector<int64_t> dims_of(const loom_tensor_t& t) {
 
 inline size_t count_of(const loom_tensor_t& t) {
   return static_cast<size_t>(sdk::element_count(t));
-}
-
-// Maps a negative axis into [0, rank) and rejects out-of-range values with a clear message.
-inline int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& where) {
-  if (axis < -rank || axis >= rank)
-    fail(LOOM_ERROR_INVALID_MODEL, where + ": axis " + std::to_string(axis) +
-                                       " is out of range for a tensor of rank " +
-                                       std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
 }
 
 // All elements of an integer tensor (int8..uint64) as int64.

@@ -3,25 +3,18 @@
 //     (default [0, 2, 3]), the formula of the ONNX function body;
 //   LpNormalization (opset 1): X / ||X||_p along `axis`, p in {1, 2}; an all-zero slice stays 0.
 #include <cmath>
+#include <loom/op_semantics.hpp>
 
 #include "nn_common.hpp"
 
 namespace loom::cpu {
 namespace {
 
-int64_t normalize_axis(const KernelContext& ctx, int64_t axis, int32_t rank) {
-  const int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank)
-    fail(LOOM_ERROR_INVALID_MODEL, ctx.where() + ": axis " + std::to_string(axis) +
-                                       " is out of range for rank " + std::to_string(rank));
-  return a;
-}
-
 void mvn_kernel(KernelContext& ctx) {
   const loom_tensor_t& x = ctx.required_input(0);
   std::vector<bool> reduced(static_cast<size_t>(x.rank), false);
   if (auto axes = ctx.attrs().get_ints("axes")) {
-    for (int64_t a : *axes) reduced[normalize_axis(ctx, a, x.rank)] = true;
+    for (int64_t a : *axes) reduced[sdk::normalize_axis(a, x.rank, ctx.where())] = true;
   } else {
     for (int64_t a : {0, 2, 3})
       if (a < x.rank) reduced[a] = true;
@@ -77,7 +70,7 @@ void lp_norm_kernel(KernelContext& ctx) {
   if (p != 1 && p != 2)
     fail(LOOM_ERROR_INVALID_MODEL, ctx.where() + ": p must be 1 or 2, got " + std::to_string(p));
   if (x.rank == 0) fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": input must have rank >= 1");
-  const int64_t axis = normalize_axis(ctx, ctx.attrs().get_int("axis", -1), x.rank);
+  const int64_t axis = sdk::normalize_axis(ctx.attrs().get_int("axis", -1), x.rank, ctx.where());
   size_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(x.dims[d]);
   for (int32_t d = static_cast<int32_t>(axis) + 1; d < x.rank; ++d)

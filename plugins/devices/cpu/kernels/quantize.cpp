@@ -54,7 +54,7 @@ QuantParam quant_param(const loom_tensor_t& param, const std::vector<int64_t>& d
   if (p.values.empty()) fail(LOOM_ERROR_INVALID_MODEL, where + ": " + name + " holds no elements");
   if (p.values.size() == 1 && param.rank <= 1) return p;  // per tensor
   const int64_t rank = static_cast<int64_t>(dims.size());
-  const int64_t a = misc::normalize_axis(axis, rank, where);
+  const int64_t a = sdk::normalize_axis(axis, rank, where);
   p.extent = static_cast<size_t>(dims[a]);
   for (int64_t i = a + 1; i < rank; ++i) p.inner *= static_cast<size_t>(dims[i]);
   if (block_size <= 0) {

@@ -43,7 +43,7 @@ PerAxis<V> per_axis(const loom_tensor_t& param, const std::vector<int64_t>& dims
   if (p.values.size() == 1 && param.rank <= 1) return p;
   if (param.rank != 1)
     fail(LOOM_ERROR_INVALID_MODEL, where + ": " + name + " must be a scalar or a 1-D tensor");
-  const int64_t a = misc::normalize_axis(axis, static_cast<int64_t>(dims.size()), where);
+  const int64_t a = sdk::normalize_axis(axis, static_cast<int64_t>(dims.size()), where);
   if (param.dims[0] != dims[a])
     fail(LOOM_ERROR_INVALID_MODEL, where + ": " + name + " has " + std::to_string(param.dims[0]) +
                                        " elements but the quantization axis has " +

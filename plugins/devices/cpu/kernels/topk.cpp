@@ -31,7 +31,7 @@ void topk_kernel(KernelContext& ctx) {
   const loom_tensor_t& x = ctx.required_input(0);
   const int64_t rank = x.rank;
   if (rank < 1) fail(LOOM_ERROR_INVALID_MODEL, where + ": input must have rank >= 1");
-  const int64_t axis = misc::normalize_axis(ctx.attrs().get_int("axis", -1), rank, where);
+  const int64_t axis = sdk::normalize_axis(ctx.attrs().get_int("axis", -1), rank, where);
   int64_t k = 0;
   if (ctx.opset() >= 10) {
     const loom_tensor_t& kt = ctx.required_input(1);

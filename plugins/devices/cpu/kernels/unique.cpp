@@ -49,7 +49,7 @@ void unique_kernel(KernelContext& ctx) {
   int64_t axis = 0;
   if (has_axis) {
     if (x.rank < 1) fail(LOOM_ERROR_INVALID_MODEL, where + ": axis given for a scalar input");
-    axis = misc::normalize_axis(ctx.attrs().get_int("axis", 0), x.rank, where);
+    axis = sdk::normalize_axis(ctx.attrs().get_int("axis", 0), x.rank, where);
     slices = x.dims[axis];
     for (int64_t i = 0; i < axis; ++i) outer *= x.dims[i];
     for (int64_t i = axis + 1; i < x.rank; ++i) inner *= x.dims[i];
