@@ -1,4 +1,6 @@
 // Attribute parsing and output extents for windowed ops (see conv_util.hpp).
+#include <loom/op_semantics.hpp>
+
 #include "conv_util.hpp"
 
 namespace loom::cpu::nn {
@@ -48,12 +50,11 @@ WindowGeometry window_geometry(const KernelContext& ctx, std::span<const int64_t
   std::vector<int64_t> pads = window_attr(ctx, "pads", 2 * r, 0, 0);
   g.pad_begin.assign(pads.begin(), pads.begin() + r);
   g.pad_end.assign(pads.begin() + r, pads.end());
-  std::string auto_pad = ctx.attrs().get_string("auto_pad", "NOTSET");
-  if (auto_pad.empty()) auto_pad = "NOTSET";
+  const sdk::AutoPad auto_pad = sdk::auto_pad_of(ctx.attrs(), ctx.where());
   g.out.resize(r);
   for (size_t d = 0; d < r; ++d) {
     const int64_t span = (g.kernel[d] - 1) * g.dilation[d] + 1;  // the dilated window
-    if (auto_pad == "NOTSET") {
+    if (auto_pad == sdk::AutoPad::kNotSet) {
       const int64_t room = g.in[d] + g.pad_begin[d] + g.pad_end[d] - span;
       if (room < 0) {
         g.out[d] = 0;
@@ -64,21 +65,18 @@ WindowGeometry window_geometry(const KernelContext& ctx, std::span<const int64_t
       } else {
         g.out[d] = floor_div(room, g.stride[d]) + 1;
       }
-    } else if (auto_pad == "VALID") {
-      g.pad_begin[d] = g.pad_end[d] = 0;
+    } else if (auto_pad == sdk::AutoPad::kValid) {
       const int64_t room = g.in[d] - span;
       g.out[d] =
           room < 0 ? 0 : (options.ceil_mode ? ceil_div(room, g.stride[d]) : room / g.stride[d]) + 1;
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    } else {  // SAME_UPPER, SAME_LOWER
       g.out[d] = ceil_div(g.in[d], g.stride[d]);
-      const int64_t total = std::max<int64_t>(0, (g.out[d] - 1) * g.stride[d] + span - g.in[d]);
-      const int64_t small = total / 2;
-      g.pad_begin[d] = auto_pad == "SAME_UPPER" ? small : total - small;
-      g.pad_end[d] = total - g.pad_begin[d];
-    } else {
-      fail(LOOM_ERROR_INVALID_MODEL, ctx.where() + ": unknown auto_pad '" + auto_pad +
-                                         "' (expected NOTSET, VALID, SAME_UPPER or SAME_LOWER)");
     }
+    const sdk::AxisPads pads_d =
+        sdk::resolve_pads(auto_pad, g.in[d], g.out[d], g.kernel[d], g.stride[d], g.dilation[d],
+                          {g.pad_begin[d], g.pad_end[d]});
+    g.pad_begin[d] = pads_d.begin;
+    g.pad_end[d] = pads_d.end;
     if (g.out[d] <= 0)
       fail(LOOM_ERROR_INVALID_ARGUMENT,
            ctx.where() + ": the window (kernel " + shape_string(g.kernel) + ", dilations " +

@@ -3,6 +3,7 @@
 // then col2im scatters col into the output through the same window geometry as a Conv whose
 // input is this op's output. Supports groups, strides, dilations, pads, output_padding,
 // output_shape and auto_pad.
+#include <loom/op_semantics.hpp>
 #include <memory>
 
 #include "conv_util.hpp"
@@ -49,11 +50,7 @@ void conv_transpose_kernel(KernelContext& ctx) {
   g.dilation = nn::window_attr(ctx, "dilations", r, 1, 1);
   const std::vector<int64_t> output_padding = nn::window_attr(ctx, "output_padding", r, 0, 0);
   const std::vector<int64_t> pads = nn::window_attr(ctx, "pads", 2 * r, 0, 0);
-  std::string auto_pad = ctx.attrs().get_string("auto_pad", "NOTSET");
-  if (auto_pad.empty()) auto_pad = "NOTSET";
-  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
-      auto_pad != "SAME_LOWER")
-    fail(LOOM_ERROR_INVALID_MODEL, ctx.where() + ": unknown auto_pad '" + auto_pad + "'");
+  const sdk::AutoPad auto_pad = sdk::auto_pad_of(ctx.attrs(), ctx.where());
   auto output_shape = ctx.attrs().get_ints("output_shape");
   if (output_shape && output_shape->size() != r && output_shape->size() != r + 2)
     fail(LOOM_ERROR_INVALID_MODEL, ctx.where() + ": output_shape " +
@@ -65,20 +62,21 @@ void conv_transpose_kernel(KernelContext& ctx) {
   for (size_t d = 0; d < r; ++d) {
     const int64_t full =
         g.stride[d] * (g.out[d] - 1) + output_padding[d] + (g.kernel[d] - 1) * g.dilation[d] + 1;
-    const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+    const bool same = auto_pad == sdk::AutoPad::kSameUpper || auto_pad == sdk::AutoPad::kSameLower;
     if (output_shape || same) {
       g.in[d] =
           output_shape ? (*output_shape)[output_shape->size() - r + d] : g.out[d] * g.stride[d];
       const int64_t total = full - g.in[d];
       // The odd pixel of padding goes to the end for SAME_UPPER, to the start otherwise. A
       // negative total (output_shape larger than the natural size) appends zeros at the end,
-      // hence the floor division.
+      // hence the floor division. (Not sdk::resolve_pads: output_padding and output_shape make
+      // the total here, and it may be negative.)
       const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
-      g.pad_begin[d] = auto_pad == "SAME_UPPER" ? half : total - half;
+      g.pad_begin[d] = auto_pad == sdk::AutoPad::kSameUpper ? half : total - half;
       g.pad_end[d] = total - g.pad_begin[d];
     } else {
-      g.pad_begin[d] = auto_pad == "VALID" ? 0 : pads[d];
-      g.pad_end[d] = auto_pad == "VALID" ? 0 : pads[d + r];
+      g.pad_begin[d] = auto_pad == sdk::AutoPad::kValid ? 0 : pads[d];
+      g.pad_end[d] = auto_pad == sdk::AutoPad::kValid ? 0 : pads[d + r];
       g.in[d] = full - g.pad_begin[d] - g.pad_end[d];
     }
     if (g.in[d] <= 0)

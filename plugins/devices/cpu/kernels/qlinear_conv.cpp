@@ -2,6 +2,8 @@
 // integer accumulation of (x - x_zero_point)·(w - w_zero_point[m]); padding contributes zero
 // (the input is padded with its zero point). QLinearConv adds the int32 bias and requantizes:
 //   y = saturate(round_half_even((acc + B[m]) * x_scale * w_scale[m] / y_scale) + y_zero_point)
+#include <loom/op_semantics.hpp>
+
 #include "quantize_common.hpp"
 
 namespace loom::cpu {
@@ -47,22 +49,20 @@ ConvPlan plan_conv(const KernelContext& ctx, const loom_tensor_t& x, const loom_
   const auto strides = ints_attr(ctx, "strides", S, 1);
   const auto dilations = ints_attr(ctx, "dilations", S, 1);
   auto pads = ints_attr(ctx, "pads", 2 * S, 0);
-  const std::string auto_pad = ctx.attrs().get_string("auto_pad", "NOTSET");
+  const sdk::AutoPad auto_pad = sdk::auto_pad_of(ctx.attrs(), where);
   p.out.resize(S);
   for (size_t i = 0; i < S; ++i) {
     if (strides[i] <= 0 || dilations[i] <= 0 || pads[i] < 0 || pads[i + S] < 0)
       fail(LOOM_ERROR_INVALID_MODEL, where + ": strides and dilations must be positive, pads >= 0");
     const int64_t span = dilations[i] * (p.kernel[i] - 1) + 1;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    if (auto_pad == sdk::AutoPad::kSameUpper || auto_pad == sdk::AutoPad::kSameLower) {
       p.out[i] = (p.in[i] + strides[i] - 1) / strides[i];
-      const int64_t total = std::max<int64_t>(0, (p.out[i] - 1) * strides[i] + span - p.in[i]);
-      pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pads[i + S] = total - pads[i];
+      const sdk::AxisPads a =
+          sdk::resolve_pads(auto_pad, p.in[i], p.out[i], p.kernel[i], strides[i], dilations[i], {});
+      pads[i] = a.begin;
+      pads[i + S] = a.end;
     } else {
-      if (auto_pad == "VALID")
-        pads[i] = pads[i + S] = 0;
-      else if (auto_pad != "NOTSET")
-        fail(LOOM_ERROR_INVALID_MODEL, where + ": unknown auto_pad '" + auto_pad + "'");
+      if (auto_pad == sdk::AutoPad::kValid) pads[i] = pads[i + S] = 0;
       const int64_t padded = p.in[i] + pads[i] + pads[i + S];
       if (padded < span)
         fail(LOOM_ERROR_INVALID_MODEL, where + ": the kernel is larger than the padded input");
