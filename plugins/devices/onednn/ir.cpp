@@ -189,11 +189,4 @@ size_t data_inputs(const std::string& op, size_t num_inputs) {
   return num_inputs;
 }
 
-int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& what) {
-  if (axis < -rank || axis >= rank)
-    sdk::fail(LOOM_ERROR_INVALID_MODEL, what + ": axis " + std::to_string(axis) +
-                                            " is out of range for rank " + std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
 }  // namespace loom::onednn

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <loom/op_semantics.hpp>  // sdk::normalize_axis, sdk::auto_pad_of, ...
 #include <loom/plugin.hpp>
 #include <optional>
 #include <string>
@@ -154,8 +155,5 @@ std::string why_prelu_unsupported(const loom_graph_t& graph, const loom_node_t& 
 
 // How many leading inputs of `op` carry tensor data (the rest are shapes, axes, bounds).
 size_t data_inputs(const std::string& op, size_t num_inputs);
-
-// Normalizes a possibly negative axis against rank; throws on out of range.
-int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& what);
 
 }  // namespace loom::onednn

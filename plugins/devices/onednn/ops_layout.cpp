@@ -59,8 +59,8 @@ void emit_concat(Builder& b, int node) {
   const IrNode& n = g.nodes[node];
   int y = n.outputs[0];
   const std::vector<int64_t>& yd = g.value(y).dims;
-  int axis = static_cast<int>(normalize_axis(sdk::Attributes(*n.view).get_int("axis", 0),
-                                             static_cast<int64_t>(yd.size()), "Concat"));
+  int axis = static_cast<int>(sdk::normalize_axis(sdk::Attributes(*n.view).get_int("axis", 0),
+                                                  static_cast<int64_t>(yd.size()), "Concat"));
   std::vector<int> parts;
   for (int id : n.inputs)
     if (id >= 0 && g.value(id).elements() > 0) parts.push_back(id);

@@ -47,8 +47,8 @@ void emit_layer_norm(Builder& b, int node) {
   sdk::Attributes attrs(*n.view);
   int x = n.inputs[0], scale = n.inputs[1], shift = g.in(n, 2), y = n.outputs[0];
   const std::vector<int64_t>& xd = g.value(x).dims;
-  int64_t axis = normalize_axis(attrs.get_int("axis", -1), static_cast<int64_t>(xd.size()),
-                                "LayerNormalization");
+  int64_t axis = sdk::normalize_axis(attrs.get_int("axis", -1), static_cast<int64_t>(xd.size()),
+                                     "LayerNormalization");
   int64_t outer = product(xd, 0, static_cast<size_t>(axis));
   int64_t inner = product(xd, static_cast<size_t>(axis), xd.size());
   int plain = b.as_plain(x);
@@ -82,11 +82,11 @@ void emit_softmax(Builder& b, int node) {
   int64_t axis;
   dnnl::memory::desc md;
   if (n.opset >= 13) {
-    axis = normalize_axis(attrs.get_int("axis", -1), rank, n.op);
+    axis = sdk::normalize_axis(attrs.get_int("axis", -1), rank, n.op);
     md = b.slot_md(plain);
   } else {
     // Before opset 13 the input is coerced to 2D at `axis`.
-    int64_t a = normalize_axis(attrs.get_int("axis", 1), rank, n.op);
+    int64_t a = sdk::normalize_axis(attrs.get_int("axis", 1), rank, n.op);
     md = plain_md(
         {product(xd, 0, static_cast<size_t>(a)), product(xd, static_cast<size_t>(a), xd.size())},
         type);

@@ -88,7 +88,7 @@ void emit_reduce(Builder& b, int node) {
   if (!noop) {
     if (axes.empty())
       for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
-    for (int64_t a : axes) kept[static_cast<size_t>(normalize_axis(a, rank, n.op))] = 1;
+    for (int64_t a : axes) kept[static_cast<size_t>(sdk::normalize_axis(a, rank, n.op))] = 1;
   }
   const std::string& op = n.op;
   std::string label = op + " " + n.view->name;
