@@ -26,23 +26,21 @@ ConvGeometry conv_geometry(const IrNode& n, const std::vector<int64_t>& x,
   auto strides = attrs.get_ints("strides");
   auto dilations = attrs.get_ints("dilations");
   auto pads = attrs.get_ints("pads");
-  std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
+  sdk::AutoPad auto_pad = sdk::auto_pad_of(attrs, n.op);
+  // ConvTranspose with SAME is refused (why_unsupported): its pads are not a forward window's.
+  if (transposed && auto_pad != sdk::AutoPad::kValid) auto_pad = sdk::AutoPad::kNotSet;
   for (size_t i = 0; i < sr; ++i) {
     int64_t s = strides && strides->size() == sr ? (*strides)[i] : 1;
     int64_t d = dilations && dilations->size() == sr ? (*dilations)[i] : 1;
-    int64_t extent = (kernel[i] - 1) * d + 1;
     int64_t pl = pads && pads->size() == 2 * sr ? (*pads)[i] : 0;
     int64_t pr = pads && pads->size() == 2 * sr ? (*pads)[sr + i] : 0;
-    if (!transposed && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) {
-      int64_t total = std::max<int64_t>(0, (y[2 + i] - 1) * s + extent - x[2 + i]);
-      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pr = total - pl;
-    } else if (auto_pad == "VALID") {
-      pl = pr = 0;
-    }
+    const sdk::AxisPads p =
+        sdk::resolve_pads(auto_pad, x[2 + i], y[2 + i], kernel[i], s, d, {pl, pr});
+    pl = p.begin;
+    pr = p.end;
     if (transposed) {
       // The output extent (with output_padding) fixes the right padding.
-      pr = (x[2 + i] - 1) * s + extent - pl - y[2 + i];
+      pr = (x[2 + i] - 1) * s + (kernel[i] - 1) * d + 1 - pl - y[2 + i];
     }
     if (pl < 0 || pr < 0)
       sdk::fail(LOOM_ERROR_UNSUPPORTED, "onednn: " + n.op + " needs a negative padding");

@@ -29,7 +29,8 @@ int64_t depthwise_stride(const IrGraph& g, const IrNode& n) {
   if (bias >= 0 && !g.value(bias).constant()) return 0;
   sdk::Attributes attrs(*n.view);
   if (attrs.get_int("group", 1) != channels) return 0;
-  if (attrs.get_string("auto_pad", "NOTSET") != "NOTSET") return 0;
+  if (sdk::parse_auto_pad(attrs.get_string("auto_pad", "NOTSET")) != sdk::AutoPad::kNotSet)
+    return 0;
   if (auto d = attrs.get_ints("dilations"))
     for (int64_t v : *d)
       if (v != 1) return 0;

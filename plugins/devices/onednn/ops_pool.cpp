@@ -46,25 +46,20 @@ void emit_pool(Builder& b, int node) {
   auto s_attr = attrs.get_ints("strides");
   auto d_attr = attrs.get_ints("dilations");
   auto p_attr = attrs.get_ints("pads");
-  std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
+  const sdk::AutoPad auto_pad = sdk::auto_pad_of(attrs, n.op);
+  const bool explicit_pads = !global && p_attr && p_attr->size() == 2 * sr;
   for (size_t i = 0; i < sr; ++i) {
     int64_t k = global ? xd[2 + i] : (*k_attr)[i];
     int64_t s = !global && s_attr && s_attr->size() == sr ? (*s_attr)[i] : 1;
     int64_t d = !global && d_attr && d_attr->size() == sr ? (*d_attr)[i] : 1;
-    int64_t pl = !global && p_attr && p_attr->size() == 2 * sr ? (*p_attr)[i] : 0;
     int64_t extent = (k - 1) * d + 1;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      int64_t total = std::max<int64_t>(0, (yd[2 + i] - 1) * s + extent - xd[2 + i]);
-      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    } else if (auto_pad == "VALID") {
-      pl = 0;
-    }
+    const sdk::AxisPads p = sdk::resolve_pads(
+        auto_pad, xd[2 + i], yd[2 + i], k, s, d,
+        explicit_pads ? sdk::AxisPads{(*p_attr)[i], (*p_attr)[sr + i]} : sdk::AxisPads{});
+    int64_t pl = p.begin;
     // oneDNN rounds the output extent down: ceil_mode (and SAME) need the right padding that
     // reaches the inferred output.
-    int64_t pr = !global && p_attr && p_attr->size() == 2 * sr && auto_pad == "NOTSET"
-                     ? (*p_attr)[sr + i]
-                     : 0;
-    pr = std::max(pr, (yd[2 + i] - 1) * s + extent - xd[2 + i] - pl);
+    int64_t pr = std::max(p.end, (yd[2 + i] - 1) * s + extent - xd[2 + i] - pl);
     strides.push_back(s);
     kernel.push_back(k);
     dilation.push_back(d - 1);

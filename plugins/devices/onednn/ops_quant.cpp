@@ -10,11 +10,9 @@
 // saturating; with no QuantizeLinear after it the result is float (the scale without y's).
 #include <algorithm>
 #include <cmath>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "builder.hpp"
+#include "dynamic_quantize.hpp"
 
 namespace loom::onednn {
 
@@ -189,25 +187,19 @@ void emit_quantized_conv(Builder& b, int node) {
   auto strides = attrs.get_ints("strides");
   auto dilations = attrs.get_ints("dilations");
   auto pads = attrs.get_ints("pads");
-  std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
+  const sdk::AutoPad auto_pad = sdk::auto_pad_of(attrs, n.op);
   dnnl::memory::dims st, dil, pl, pr;
   for (size_t i = 0; i < sr; ++i) {
     int64_t s = strides && strides->size() == sr ? (*strides)[i] : 1;
     int64_t d = dilations && dilations->size() == sr ? (*dilations)[i] : 1;
-    int64_t extent = (wd[2 + i] - 1) * d + 1;
     int64_t l = pads && pads->size() == 2 * sr ? (*pads)[i] : 0;
     int64_t r = pads && pads->size() == 2 * sr ? (*pads)[sr + i] : 0;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      int64_t total = std::max<int64_t>(0, (yd[2 + i] - 1) * s + extent - xd[2 + i]);
-      l = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      r = total - l;
-    } else if (auto_pad == "VALID") {
-      l = r = 0;
-    }
+    const sdk::AxisPads p =
+        sdk::resolve_pads(auto_pad, xd[2 + i], yd[2 + i], wd[2 + i], s, d, {l, r});
     st.push_back(s);
     dil.push_back(d - 1);
-    pl.push_back(l);
-    pr.push_back(r);
+    pl.push_back(p.begin);
+    pr.push_back(p.end);
   }
   std::vector<int64_t> wdims = wd;
   if (group > 1) {
@@ -345,58 +337,6 @@ void emit_requantize(Builder& b, int node) {
   int from = b.slot_of(x);
   add_requantize_step(b, from, b.define(y, out_md), quantize ? 1.f / scale : scale, zero, quantize,
                       n.op + " " + std::string(n.view->name));
-}
-
-// DynamicQuantizeLinear's arithmetic, vectorized (an OpenMP simd loop for the range, SSE2 for
-// the quantization, which GCC at -O2 does not vectorize by itself: 5x faster), rounding by the
-// 1.5 * 2^23 trick instead of a libm call per element: exact round-half-even for |v| < 2^22
-// in the default rounding mode, and v is clamped to +-1024 first, which saturates the same.
-void dynamic_quantize(const float* xs, int64_t count, uint8_t* q, float& scale, uint8_t& zero) {
-  float lo = 0.f, hi = 0.f;
-  int64_t nans = 0;
-#pragma omp simd reduction(min : lo) reduction(max : hi) reduction(+ : nans)
-  for (int64_t i = 0; i < count; ++i) {
-    const float x = xs[i];
-    const bool nan = x != x;
-    nans += nan;
-    lo = std::min(lo, nan ? 0.f : x);
-    hi = std::max(hi, nan ? 0.f : x);
-  }
-  scale = (hi - lo) / 255.f;
-  auto saturate = [](double v) {
-    return static_cast<uint8_t>(std::clamp(std::nearbyint(v), 0.0, 255.0));
-  };
-  zero = scale > 0.f ? saturate(0.f - lo / scale) : 0;
-  if (!(scale > 0.f) || nans > 0) {  // the rare cases, element by element as the cpu device
-    for (int64_t i = 0; i < count; ++i)
-      q[i] =
-          scale > 0.f ? saturate(static_cast<double>(std::nearbyint(xs[i] / scale)) + zero) : zero;
-    return;
-  }
-  const float magic = 12582912.f;  // 1.5 * 2^23
-  const float z = static_cast<float>(zero);
-  auto one = [&](float x) {
-    float v = std::min(std::max(x / scale, -1024.f), 1024.f);
-    v = (v + magic) - magic + z;
-    return static_cast<uint8_t>(static_cast<int32_t>(std::min(std::max(v, 0.f), 255.f)));
-  };
-  int64_t i = 0;
-#if defined(__SSE2__)
-  const __m128 vs = _mm_set1_ps(scale), lo_v = _mm_set1_ps(-1024.f), hi_v = _mm_set1_ps(1024.f),
-               mv = _mm_set1_ps(magic), zv = _mm_set1_ps(z), zero_v = _mm_setzero_ps(),
-               top = _mm_set1_ps(255.f);
-  auto four = [&](const float* p) {
-    __m128 v = _mm_min_ps(_mm_max_ps(_mm_div_ps(_mm_loadu_ps(p), vs), lo_v), hi_v);
-    v = _mm_add_ps(_mm_sub_ps(_mm_add_ps(v, mv), mv), zv);
-    return _mm_cvttps_epi32(_mm_min_ps(_mm_max_ps(v, zero_v), top));
-  };
-  for (; i + 16 <= count; i += 16) {
-    __m128i a = _mm_packs_epi32(four(xs + i), four(xs + i + 4));
-    __m128i b = _mm_packs_epi32(four(xs + i + 8), four(xs + i + 12));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), _mm_packus_epi16(a, b));
-  }
-#endif
-  for (; i < count; ++i) q[i] = one(xs[i]);
 }
 
 // DynamicQuantizeLinear: x (float) -> uint8 xq, scale, zero point, computed as the cpu device

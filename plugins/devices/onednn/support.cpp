@@ -2,6 +2,7 @@
 // shows (types, shapes where known, attributes, constants): every claimed node must compile,
 // so anything oneDNN cannot express exactly is left to the cpu device with a reason.
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -120,9 +121,12 @@ std::string check_op(const loom_graph_t& graph, const loom_node_t& node) {
     if (x->rank < 3 || x->rank > 5 || w->rank != x->rank) return "only 1D, 2D and 3D " + op;
     int64_t group = attrs.get_int("group", 1);
     if (group < 1 || w->dims[0] % (op == "Conv" ? group : 1) != 0) return "bad group count";
-    std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
+    std::optional<sdk::AutoPad> auto_pad =
+        sdk::parse_auto_pad(attrs.get_string("auto_pad", "NOTSET"));
+    if (!auto_pad) return "unknown auto_pad";
     if (op == "ConvTranspose" &&
-        ((auto_pad != "NOTSET" && auto_pad != "VALID") || attrs.has("output_shape")))
+        ((*auto_pad != sdk::AutoPad::kNotSet && *auto_pad != sdk::AutoPad::kValid) ||
+         attrs.has("output_shape")))
       return "ConvTranspose with auto_pad SAME or output_shape";
     if (op == "ConvTranspose") {
       // oneDNN has no negative padding: output_padding must fit in the end pads.
