@@ -45,6 +45,11 @@ TEST(OnednnQuantDynamic, MatMulIntegerPerTensor) {
 TEST(OnednnQuantDynamic, MatMulIntegerPerColumn) {
   check_dynamic_matmul({5, 48}, true);
 }
+// 40,040 elements: above the size where the quantization splits over the OpenMP team, in
+// slices that are not a multiple of the vector width, with a scalar tail: the same bytes.
+TEST(OnednnQuantDynamic, LargeActivationQuantizedInParallel) {
+  check_dynamic_matmul({40, 1001}, true);
+}
 
 // A chain outside the pattern (the Cast's float result read by a second node) is not claimed:
 // onednn alone refuses it with the reason, and onednn,cpu runs it on cpu.
