@@ -48,16 +48,11 @@ Window2d make_window(const WindowAttrs& a, int64_t ih, int64_t iw) {
   for (int d = 0; d < 2; ++d) {
     const int64_t stride = a.strides[d];
     const int64_t span = (a.kernel[d] - 1) * a.dilations[d] + 1;
-    if (a.auto_pad == "VALID") {
-      begin[d] = end[d] = 0;
+    if (a.auto_pad == sdk::AutoPad::kValid) {
       const int64_t room = in[d] - span;
       out[d] = room < 0 ? 0 : (a.ceil_mode ? ceil_div(room, stride) : room / stride) + 1;
-    } else if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
+    } else if (a.auto_pad != sdk::AutoPad::kNotSet) {  // SAME_UPPER, SAME_LOWER
       out[d] = ceil_div(in[d], stride);
-      const int64_t total = std::max<int64_t>(0, (out[d] - 1) * stride + span - in[d]);
-      const int64_t small = total / 2;
-      begin[d] = a.auto_pad == "SAME_UPPER" ? small : total - small;
-      end[d] = total - begin[d];
     } else {
       const int64_t room = in[d] + begin[d] + end[d] - span;
       if (room < 0) {
@@ -69,6 +64,10 @@ Window2d make_window(const WindowAttrs& a, int64_t ih, int64_t iw) {
         out[d] = floor_div(room, stride) + 1;
       }
     }
+    const sdk::AxisPads p = sdk::resolve_pads(a.auto_pad, in[d], out[d], a.kernel[d], stride,
+                                              a.dilations[d], {begin[d], end[d]});
+    begin[d] = p.begin;
+    end[d] = p.end;
     if (out[d] <= 0)
       sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "the window (kernel " + std::to_string(a.kernel[0]) +
                                                  "x" + std::to_string(a.kernel[1]) +

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
+#include <loom/op_semantics.hpp>
 
 namespace loom::neon {
 
@@ -26,7 +26,7 @@ struct Window2d {
 struct WindowAttrs {
   int64_t kernel[2] = {1, 1}, strides[2] = {1, 1}, dilations[2] = {1, 1};
   int64_t pads[4] = {0, 0, 0, 0};  // ONNX order: begin h, begin w, end h, end w
-  std::string auto_pad = "NOTSET";
+  sdk::AutoPad auto_pad = sdk::AutoPad::kNotSet;
   bool ceil_mode = false;
 };
 

@@ -26,9 +26,7 @@ std::string check_window_attrs(const loom_node_t& node, bool allow_dilations) {
   if (!allow_dilations)
     if (auto d = attrs.get_ints("dilations"); d && ((*d)[0] != 1 || (*d)[1] != 1))
       return "dilations other than 1 are not implemented for this op";
-  std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
-  if (!auto_pad.empty() && auto_pad != "NOTSET" && auto_pad != "VALID" &&
-      auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+  if (std::string auto_pad = attrs.get_string("auto_pad", "NOTSET"); !sdk::parse_auto_pad(auto_pad))
     return "unknown auto_pad '" + auto_pad + "'";
   return "";
 }
@@ -42,8 +40,7 @@ WindowAttrs read_window_attrs(const loom_node_t& node, int64_t kh, int64_t kw) {
   if (auto d = attrs.get_ints("dilations")) a.dilations[0] = (*d)[0], a.dilations[1] = (*d)[1];
   if (auto p = attrs.get_ints("pads"))
     for (int i = 0; i < 4; ++i) a.pads[i] = (*p)[static_cast<size_t>(i)];
-  a.auto_pad = attrs.get_string("auto_pad", "NOTSET");
-  if (a.auto_pad.empty()) a.auto_pad = "NOTSET";
+  a.auto_pad = sdk::auto_pad_of(attrs, where(node));
   a.ceil_mode = attrs.get_int("ceil_mode", 0) != 0;
   return a;
 }
