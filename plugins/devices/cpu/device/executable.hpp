@@ -11,6 +11,7 @@
 #include <loom/plugin.h>
 
 #include <loom/device_kit.hpp>
+#include <loom/thread_pool.hpp>
 #include <map>
 #include <memory>
 #include <span>
@@ -20,9 +21,10 @@
 
 #include "../kernel.hpp"
 #include "graph_mirror.hpp"
-#include "thread_pool.hpp"
 
 namespace loom::cpu {
+
+using sdk::ThreadPool;
 
 // The kernel chosen for a node: a built-in one or a kernel plugin's.
 struct ResolvedKernel {

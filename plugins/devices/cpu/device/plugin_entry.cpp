@@ -10,7 +10,6 @@
 
 #include "cpu_device.hpp"
 #include "executable.hpp"
-#include "thread_pool.hpp"
 
 // Test-only variants (tests/scheduler builds them through loom_cpu_test_variant()): the same
 // kernels under another device name, limited to an op subset, optionally with "remote" memory

@@ -10,7 +10,7 @@ namespace {
 
 class PoolRuntime final : public Runtime {
  public:
-  explicit PoolRuntime(cpu::ThreadPool& pool) : pool_(pool) {}
+  explicit PoolRuntime(sdk::ThreadPool& pool) : pool_(pool) {}
   void parallel_for(size_t n, size_t grain,
                     const std::function<void(size_t, size_t)>& fn) const override {
     pool_.parallel_for(n, grain, fn);
@@ -18,12 +18,12 @@ class PoolRuntime final : public Runtime {
   int threads() const override { return pool_.threads(); }
 
  private:
-  cpu::ThreadPool& pool_;
+  sdk::ThreadPool& pool_;
 };
 
 }  // namespace
 
-Executable::Executable(const loom_graph_t& graph, cpu::ThreadPool& pool,
+Executable::Executable(const loom_graph_t& graph, sdk::ThreadPool& pool,
                        const CompileOptions& options)
     : pool_(pool) {
   num_values_ = graph.num_values;

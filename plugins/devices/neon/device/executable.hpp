@@ -12,6 +12,7 @@
 
 #include <loom/device_kit.hpp>
 #include <loom/plugin.hpp>
+#include <loom/thread_pool.hpp>
 #include <memory>
 #include <span>
 #include <string>
@@ -19,13 +20,12 @@
 
 #include "device/tensor.hpp"
 #include "ops/op.hpp"
-#include "thread_pool.hpp"
 
 namespace loom::neon {
 
 class Executable final : public sdk::kit::Executable {
  public:
-  Executable(const loom_graph_t& graph, cpu::ThreadPool& pool, const CompileOptions& options);
+  Executable(const loom_graph_t& graph, sdk::ThreadPool& pool, const CompileOptions& options);
 
   // The ABI's run (the kit has checked counts, dtypes and buffer ranges): runs the subgraph and
   // hands its outputs over, sharing the memory the run made.
@@ -65,7 +65,7 @@ class Executable final : public sdk::kit::Executable {
   // Decides which nodes run packed and appends the steps, conversions included.
   void plan_layouts(const loom_graph_t& graph, std::vector<Step> node_steps);
 
-  cpu::ThreadPool& pool_;
+  sdk::ThreadPool& pool_;
   // Value v lives in slot v in the layout its producer writes; slot v + num_values_ holds its
   // copy converted to the other layout, made once before the first step that needs it.
   size_t num_values_ = 0;

@@ -5,11 +5,11 @@
 #pragma once
 
 #include <loom/device_kit.hpp>
+#include <loom/thread_pool.hpp>
 #include <memory>
 #include <string>
 
 #include "device/executable.hpp"
-#include "thread_pool.hpp"
 
 namespace loom::neon {
 
@@ -28,7 +28,7 @@ class Device final : public sdk::kit::Device {
   }
 
  private:
-  cpu::ThreadPool pool_;
+  sdk::ThreadPool pool_;
   CompileOptions compile_;  // from the device options (precision)
 };
 

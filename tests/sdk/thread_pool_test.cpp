@@ -1,16 +1,16 @@
-// The cpu device's thread pool: chunking, inline nesting, exceptions, concurrent callers.
+// loom/thread_pool.hpp, the cpu and neon devices' pool: chunking, inline nesting, exceptions,
+// concurrent callers.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <loom/thread_pool.hpp>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#include "device/thread_pool.hpp"
-
-namespace loom::cpu {
+namespace loom::sdk {
 namespace {
 
 TEST(ThreadPool, CoversTheRangeOnceInContiguousChunks) {
@@ -100,4 +100,4 @@ TEST(ThreadPool, LateWorkersNeverRunAFinishedJob) {
 }
 
 }  // namespace
-}  // namespace loom::cpu
+}  // namespace loom::sdk

@@ -1,9 +1,10 @@
-// A fixed pool of persistent worker threads for the cpu device. parallel_for splits [0, n) into
-// contiguous chunks (at most one per thread, none smaller than `grain`), the calling thread
-// works on chunks too, and the call returns when every chunk is done. Threads are created once,
-// at device creation: no per-call thread creation. A parallel_for issued while the pool is busy
-// (from inside a chunk, a nested graph, or a second executable running concurrently) runs
-// inline on its caller, so the machine is never oversubscribed and nothing can deadlock.
+// A fixed pool of persistent worker threads for a CPU device (the cpu and neon devices use it).
+// parallel_for splits [0, n) into contiguous chunks (at most one per thread, none smaller than
+// `grain`), the calling thread works on chunks too, and the call returns when every chunk is done.
+// Threads are created once, at device creation: no per-call thread creation. A parallel_for issued
+// while the pool is busy (from inside a chunk, a nested graph, or a second executable running
+// concurrently) runs inline on its caller, so the machine is never oversubscribed and nothing can
+// deadlock.
 #pragma once
 
 #include <algorithm>
@@ -18,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-namespace loom::cpu {
+namespace loom::sdk {
 
 class ThreadPool {
  public:
@@ -166,4 +167,4 @@ inline void ThreadPool::worker_loop() {
   }
 }
 
-}  // namespace loom::cpu
+}  // namespace loom::sdk
