@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <loom/op_registry.hpp>
 #include <loom/plugin.hpp>
 #include <memory>
 #include <span>
@@ -126,17 +127,19 @@ struct KernelDef {
   SupportFn supports;  // may be nullptr
 };
 
-// Registry of built-in kernels, filled by static registrars at load time.
+// Registry of built-in kernels: the SDK's op registry (by domain, op type and opset range),
+// filled by LOOM_CPU_KERNEL's static registrars at load time.
 class KernelRegistry {
  public:
   static KernelRegistry& instance();
-  void add(const KernelDef& def);
+  void add(const KernelDef& def) { ops_.add(def.domain, def.op_type, def, def.since_version); }
   // Highest since_version <= opset for (domain, op_type), or nullptr.
-  const KernelDef* find(std::string_view domain, std::string_view op_type, int64_t opset) const;
-  const std::vector<KernelDef>& all() const { return defs_; }
+  const KernelDef* find(std::string_view domain, std::string_view op_type, int64_t opset) const {
+    return ops_.find(domain, op_type, opset);
+  }
 
  private:
-  std::vector<KernelDef> defs_;
+  sdk::OpRegistry<KernelDef> ops_;
 };
 
 struct KernelRegistrar {

@@ -10,22 +10,6 @@ KernelRegistry& KernelRegistry::instance() {
   return registry;
 }
 
-void KernelRegistry::add(const KernelDef& def) {
-  defs_.push_back(def);
-}
-
-const KernelDef* KernelRegistry::find(std::string_view domain, std::string_view op_type,
-                                      int64_t opset) const {
-  // "ai.onnx" is the long name of the default domain.
-  if (domain == "ai.onnx") domain = "";
-  const KernelDef* best = nullptr;
-  for (const KernelDef& def : defs_) {
-    if (domain != def.domain || op_type != def.op_type || def.since_version > opset) continue;
-    if (!best || def.since_version > best->since_version) best = &def;
-  }
-  return best;
-}
-
 std::shared_ptr<RunBudget>& current_run_budget() {
   thread_local std::shared_ptr<RunBudget> budget;
   return budget;

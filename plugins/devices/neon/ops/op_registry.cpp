@@ -1,5 +1,4 @@
-#include <algorithm>
-#include <set>
+#include <loom/op_registry.hpp>
 #include <string_view>
 
 #include "op.hpp"
@@ -7,26 +6,21 @@
 namespace loom::neon {
 namespace {
 
-std::vector<OpDef>& registry() {
-  static std::vector<OpDef> defs;
-  return defs;
+// The SDK's op registry; LOOM_NEON_OP fills it at load time (default domain only).
+sdk::OpRegistry<OpDef>& registry() {
+  static sdk::OpRegistry<OpDef> ops;
+  return ops;
 }
 
 }  // namespace
 
 OpRegistrar::OpRegistrar(const OpDef& def) {
-  registry().push_back(def);
+  registry().add("", def.op_type, def, def.since_version);
 }
 
 const OpDef* find_op(const loom_node_t& node) {
-  std::string_view domain = node.domain ? node.domain : "";
-  if (!node.op_type || (!domain.empty() && domain != "ai.onnx")) return nullptr;
-  const OpDef* best = nullptr;
-  for (const OpDef& def : registry())
-    if (node.op_type == std::string_view(def.op_type) && def.since_version <= node.opset &&
-        (!best || def.since_version > best->since_version))
-      best = &def;
-  return best;
+  if (!node.op_type) return nullptr;
+  return registry().find(node.domain ? node.domain : "", node.op_type, node.opset);
 }
 
 std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node) {
@@ -40,10 +34,8 @@ std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node) 
 }
 
 std::string registered_ops() {
-  std::set<std::string> names;
-  for (const OpDef& def : registry()) names.insert(def.op_type);
   std::string text;
-  for (const std::string& n : names) text += (text.empty() ? "" : ", ") + n;
+  for (const std::string& n : registry().names()) text += (text.empty() ? "" : ", ") + n;
   return text;
 }
 
