@@ -76,7 +76,7 @@ struct Graph {
   }
   // Returns the node's index in graph.nodes.
   size_t node(const std::string& name, const std::string& op, std::vector<int32_t> in,
-              std::vector<int32_t> out, int64_t opset = 13) {
+              std::vector<int32_t> out, int64_t opset = 13, const std::string& domain = "") {
     index_lists.push_back(std::move(in));
     const auto& ins = index_lists.back();
     index_lists.push_back(std::move(out));
@@ -86,7 +86,7 @@ struct Graph {
     n.struct_size = sizeof n;
     n.name = keep(name);
     n.op_type = keep(op);
-    n.domain = keep("");
+    n.domain = keep(domain);
     n.opset = opset;
     n.num_inputs = ins.size();
     n.inputs = ins.data();

@@ -8,10 +8,11 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "abi_harness.hpp"
 
 namespace {
 
@@ -105,105 +106,9 @@ loom_plugin_entry_fn load_entry() {
   return reinterpret_cast<loom_plugin_entry_fn>(dlsym(handle, LOOM_PLUGIN_ENTRY_SYMBOL));
 }
 
-// ---- a hand-built graph ---------------------------------------------------------------------
-
-struct GraphBuilder {
-  std::deque<loom_value_info_t> values;
-  std::deque<std::vector<int64_t>> dims;
-  std::deque<std::string> names;
-  std::deque<std::vector<int32_t>> index_lists;
-  std::deque<loom_node_t> nodes;
-  std::deque<loom_attribute_t> attrs;
-  std::deque<std::vector<const loom_attribute_t*>> attr_lists;
-  std::vector<const loom_value_info_t*> value_ptrs;
-  std::vector<const loom_node_t*> node_ptrs;
-  std::vector<int32_t> inputs, outputs;
-  loom_graph_t graph{};
-
-  int32_t value(const std::string& name, loom_dtype_t dtype, std::vector<int64_t> shape,
-                uint32_t flags = 0, const void* data = nullptr, size_t data_size = 0) {
-    names.push_back(name);
-    dims.push_back(std::move(shape));
-    loom_value_info_t v{};
-    v.struct_size = sizeof v;
-    v.name = names.back().c_str();
-    v.dtype = dtype;
-    v.rank = static_cast<int32_t>(dims.back().size());
-    v.dims = dims.back().data();
-    v.flags = flags;
-    v.data = data;
-    v.data_size = data_size;
-    v.arena_offset = -1;
-    values.push_back(v);
-    int32_t id = static_cast<int32_t>(values.size() - 1);
-    if (flags & LOOM_VALUE_GRAPH_INPUT) inputs.push_back(id);
-    if (flags & LOOM_VALUE_GRAPH_OUTPUT) outputs.push_back(id);
-    return id;
-  }
-
-  loom_node_t& node(const std::string& name, const std::string& op, const std::string& domain,
-                    std::vector<int32_t> in, std::vector<int32_t> out) {
-    names.push_back(name);
-    const char* n = names.back().c_str();
-    names.push_back(op);
-    const char* o = names.back().c_str();
-    names.push_back(domain);
-    const char* d = names.back().c_str();
-    index_lists.push_back(std::move(in));
-    const auto& ins = index_lists.back();
-    index_lists.push_back(std::move(out));
-    const auto& outs = index_lists.back();
-    attr_lists.emplace_back();
-    loom_node_t node{};
-    node.struct_size = sizeof node;
-    node.name = n;
-    node.op_type = o;
-    node.domain = d;
-    node.opset = 18;
-    node.num_inputs = ins.size();
-    node.inputs = ins.data();
-    node.num_outputs = outs.size();
-    node.outputs = outs.data();
-    node.attributes = attr_lists.back().data();
-    nodes.push_back(node);
-    return nodes.back();
-  }
-
-  void attr_int(loom_node_t& node, const std::string& name, int64_t v) {
-    names.push_back(name);
-    loom_attribute_t a{};
-    a.struct_size = sizeof a;
-    a.name = names.back().c_str();
-    a.type = LOOM_ATTR_INT;
-    a.i = v;
-    attrs.push_back(a);
-    // Find the node's list (the same index as the node).
-    size_t idx = static_cast<size_t>(&node - &nodes.front());
-    for (size_t i = 0; i < nodes.size(); ++i)
-      if (&nodes[i] == &node) idx = i;
-    attr_lists[idx].push_back(&attrs.back());
-    node.attributes = attr_lists[idx].data();
-    node.num_attributes = attr_lists[idx].size();
-  }
-
-  const loom_graph_t* finish() {
-    value_ptrs.clear();
-    for (auto& v : values) value_ptrs.push_back(&v);
-    node_ptrs.clear();
-    for (auto& n : nodes) node_ptrs.push_back(&n);
-    graph.struct_size = sizeof graph;
-    graph.name = "test";
-    graph.num_values = value_ptrs.size();
-    graph.values = value_ptrs.data();
-    graph.num_nodes = node_ptrs.size();
-    graph.nodes = node_ptrs.data();
-    graph.num_inputs = inputs.size();
-    graph.inputs = inputs.data();
-    graph.num_outputs = outputs.size();
-    graph.outputs = outputs.data();
-    return &graph;
-  }
-};
+// Hand-built graphs: device_testing::Graph (tests/devices/common/abi_harness.hpp, header-only
+// for this part), as the device ABI suite builds them.
+using loom::device_testing::Graph;
 
 loom_tensor_t host_tensor(loom_dtype_t dtype, std::vector<int64_t> shape, void* data,
                           size_t bytes) {
@@ -284,20 +189,18 @@ class CpuDeviceTest : public ::testing::Test {
 };
 
 TEST_F(CpuDeviceTest, AddReluReduceSumThroughTheAbi) {
-  GraphBuilder b;
-  const float bias[3] = {1.0f, -10.0f, 0.5f};
-  const int64_t axes[1] = {1};
+  Graph b;
   int32_t x = b.value("x", LOOM_DTYPE_FLOAT32, {2, 3}, LOOM_VALUE_GRAPH_INPUT);
-  int32_t c = b.value("bias", LOOM_DTYPE_FLOAT32, {3}, LOOM_VALUE_CONSTANT, bias, sizeof bias);
-  int32_t ax = b.value("axes", LOOM_DTYPE_INT64, {1}, LOOM_VALUE_CONSTANT, axes, sizeof axes);
+  int32_t c = b.constant("bias", LOOM_DTYPE_FLOAT32, {3}, std::vector<float>{1.0f, -10.0f, 0.5f});
+  int32_t ax = b.constant("axes", LOOM_DTYPE_INT64, {1}, std::vector<int64_t>{1});
   int32_t s = b.value("s", LOOM_DTYPE_FLOAT32, {2, 3});
   int32_t r = b.value("r", LOOM_DTYPE_FLOAT32, {2, 3});
   int32_t y = b.value("y", LOOM_DTYPE_FLOAT32, {2}, LOOM_VALUE_GRAPH_OUTPUT);
-  b.node("add0", "Add", "", {x, c}, {s});
-  b.node("relu0", "Relu", "", {s}, {r});
-  loom_node_t& sum = b.node("sum0", "ReduceSum", "", {r, ax}, {y});
-  b.attr_int(sum, "keepdims", 0);
-  const loom_graph_t* g = b.finish();
+  b.node("add0", "Add", {x, c}, {s}, 18);
+  b.node("relu0", "Relu", {s}, {r}, 18);
+  size_t sum = b.node("sum0", "ReduceSum", {r, ax}, {y}, 18);
+  b.integer(sum, "keepdims", 0);
+  const loom_graph_t* g = b.finish("test");
 
   float in[6] = {1, 2, 3, -4, 5, -6};
   std::vector<loom_tensor_t> outputs;
@@ -315,11 +218,11 @@ TEST_F(CpuDeviceTest, AddReluReduceSumThroughTheAbi) {
 }
 
 TEST_F(CpuDeviceTest, KernelPluginKernelRunsThroughTheContextAdapter) {
-  GraphBuilder b;
+  Graph b;
   int32_t x = b.value("x", LOOM_DTYPE_FLOAT32, {100000}, LOOM_VALUE_GRAPH_INPUT);
   int32_t y = b.value("y", LOOM_DTYPE_FLOAT32, {100000}, LOOM_VALUE_GRAPH_OUTPUT);
-  b.node("dbl", "Double", "com.test", {x}, {y});
-  const loom_graph_t* g = b.finish();
+  b.node("dbl", "Double", {x}, {y}, 18, "com.test");
+  const loom_graph_t* g = b.finish("test");
 
   loom_support_t support{};
   support.struct_size = sizeof support;
@@ -340,11 +243,11 @@ TEST_F(CpuDeviceTest, KernelPluginKernelRunsThroughTheContextAdapter) {
 }
 
 TEST_F(CpuDeviceTest, UnknownOpIsUnsupportedWithAReason) {
-  GraphBuilder b;
+  Graph b;
   int32_t x = b.value("x", LOOM_DTYPE_FLOAT32, {1}, LOOM_VALUE_GRAPH_INPUT);
   int32_t y = b.value("y", LOOM_DTYPE_FLOAT32, {1}, LOOM_VALUE_GRAPH_OUTPUT);
-  b.node("bar0", "Bar", "com.foo", {x}, {y}).opset = 1;
-  const loom_graph_t* g = b.finish();
+  b.node("bar0", "Bar", {x}, {y}, 1, "com.foo");
+  const loom_graph_t* g = b.finish("test");
   loom_support_t support{};
   support.struct_size = sizeof support;
   g_device->supports_node(device_, g, g->nodes[0], &support);
@@ -357,13 +260,13 @@ TEST_F(CpuDeviceTest, UnknownOpIsUnsupportedWithAReason) {
 }
 
 TEST_F(CpuDeviceTest, RunErrorsNameTheNode) {
-  GraphBuilder b;
+  Graph b;
   int32_t x = b.value("x", LOOM_DTYPE_FLOAT32, {2, 3}, LOOM_VALUE_GRAPH_INPUT);
   int32_t z = b.value("z", LOOM_DTYPE_FLOAT32, {4}, LOOM_VALUE_GRAPH_INPUT);
   int32_t y = b.value("y", LOOM_DTYPE_FLOAT32, {}, LOOM_VALUE_GRAPH_OUTPUT);
   b.values[static_cast<size_t>(y)].rank = -1;
-  b.node("fc1", "Add", "", {x, z}, {y});
-  const loom_graph_t* g = b.finish();
+  b.node("fc1", "Add", {x, z}, {y}, 18);
+  const loom_graph_t* g = b.finish("test");
   float a[6] = {}, c[4] = {};
   std::vector<loom_tensor_t> outputs;
   std::string error = compile_and_run(g,
@@ -376,11 +279,11 @@ TEST_F(CpuDeviceTest, RunErrorsNameTheNode) {
 }
 
 TEST_F(CpuDeviceTest, WrongInputTypeIsRefused) {
-  GraphBuilder b;
+  Graph b;
   int32_t x = b.value("x", LOOM_DTYPE_FLOAT32, {2}, LOOM_VALUE_GRAPH_INPUT);
   int32_t y = b.value("y", LOOM_DTYPE_FLOAT32, {2}, LOOM_VALUE_GRAPH_OUTPUT);
-  b.node("r", "Relu", "", {x}, {y});
-  const loom_graph_t* g = b.finish();
+  b.node("r", "Relu", {x}, {y}, 18);
+  const loom_graph_t* g = b.finish("test");
   int32_t in[2] = {1, 2};
   std::vector<loom_tensor_t> outputs;
   std::string error =
@@ -391,11 +294,11 @@ TEST_F(CpuDeviceTest, WrongInputTypeIsRefused) {
 }
 
 TEST_F(CpuDeviceTest, PassThroughOfAnInputIsCopiedIntoADeviceBuffer) {
-  GraphBuilder b;
+  Graph b;
   int32_t x = b.value("x", LOOM_DTYPE_FLOAT32, {3}, LOOM_VALUE_GRAPH_INPUT);
   int32_t y = b.value("y", LOOM_DTYPE_FLOAT32, {3}, LOOM_VALUE_GRAPH_OUTPUT);
-  b.node("id", "Identity", "", {x}, {y});
-  const loom_graph_t* g = b.finish();
+  b.node("id", "Identity", {x}, {y}, 18);
+  const loom_graph_t* g = b.finish("test");
   float in[3] = {1, 2, 3};
   std::vector<loom_tensor_t> outputs;
   ASSERT_EQ(compile_and_run(g, {host_tensor(LOOM_DTYPE_FLOAT32, {3}, in, sizeof in)}, outputs), "");
