@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -164,18 +163,17 @@ void for_slices(int64_t count, bool parallel, const Fn& fn) {
 void dynamic_quantize(const float* xs, int64_t count, uint8_t* q, float& scale, uint8_t& zero) {
   const bool parallel = count >= kParallelElements && omp_get_max_threads() > 1;
   static const FindRange find_range = pick_range();
-  std::vector<Range> ranges(parallel ? static_cast<size_t>(omp_get_max_threads()) : 1);
-  for_slices(count, parallel, [&](int64_t begin, int64_t end) {
-    ranges[parallel ? static_cast<size_t>(omp_get_thread_num()) : 0] =
-        find_range(xs + begin, end - begin);
-  });
   float lo = 0.f, hi = 0.f;
   bool nans = false;
-  for (const Range& r : ranges) {
-    lo = std::min(lo, r.lo);
-    hi = std::max(hi, r.hi);
-    nans = nans || r.nan;
-  }
+  for_slices(count, parallel, [&](int64_t begin, int64_t end) {
+    const Range r = find_range(xs + begin, end - begin);
+#pragma omp critical(loom_dynamic_quantize_range)
+    {
+      lo = std::min(lo, r.lo);
+      hi = std::max(hi, r.hi);
+      nans = nans || r.nan;
+    }
+  });
   scale = (hi - lo) / 255.f;
   auto saturate = [](double v) {
     return static_cast<uint8_t>(std::clamp(std::nearbyint(v), 0.0, 255.0));
