@@ -628,31 +628,51 @@ std::unique_ptr<Program> Builder::build() {
   // Per node: the constants it is the last reader of. Emitters read constants of the node
   // they emit and of later nodes they fuse, never of earlier ones, so once the loop is past a
   // constant's last reader nothing reads its bytes again except through keep_constant.
+  // Emission order: node order, a deferred node (IrNode::emit_after) right after its node
+  // (which may be deferred itself).
+  std::vector<int> order;
+  {
+    std::vector<std::vector<int>> deferred(g_.nodes.size());
+    for (size_t k = 0; k < g_.nodes.size(); ++k)
+      if (g_.nodes[k].emit_after >= 0)
+        deferred[static_cast<size_t>(g_.nodes[k].emit_after)].push_back(static_cast<int>(k));
+    std::function<void(int)> place = [&](int k) {
+      order.push_back(k);
+      for (int d : deferred[static_cast<size_t>(k)]) place(d);
+    };
+    for (size_t k = 0; k < g_.nodes.size(); ++k)
+      if (g_.nodes[k].emit_after < 0) place(static_cast<int>(k));
+    if (order.size() != g_.nodes.size())
+      sdk::fail(LOOM_ERROR_INTERNAL, "onednn: a cycle of deferred nodes");
+    position_.assign(g_.nodes.size(), 0);
+    for (size_t i = 0; i < order.size(); ++i)
+      position_[static_cast<size_t>(order[i])] = static_cast<int>(i);
+  }
   std::vector<std::vector<int>> last_read(g_.nodes.size());
   if (constant_copied_) {
     std::vector<int> last(g_.values.size(), -1);
-    for (size_t k = 0; k < g_.nodes.size(); ++k)
+    for (int k : order)
       for (int id : g_.nodes[k].inputs)
-        if (id >= 0) last[id] = static_cast<int>(k);
+        if (id >= 0) last[id] = k;
     for (size_t id = 0; id < last.size(); ++id)
       if (last[id] >= 0) last_read[last[id]].push_back(static_cast<int>(id));
   }
   std::vector<bool> absorbed_before(g_.nodes.size());
-  for (size_t k = 0; k < g_.nodes.size(); ++k) {
+  for (int k : order) {
     if (!g_.nodes[k].absorbed) {
-      current_node_ = static_cast<int>(k);
+      current_node_ = k;
       const size_t first_step = program_->steps.size();
       for (size_t j = 0; j < g_.nodes.size(); ++j) absorbed_before[j] = g_.nodes[j].absorbed;
       try {
-        emit(static_cast<int>(k));
+        emit(k);
       } catch (const dnnl::error& e) {
         const IrNode& n = g_.nodes[k];
         sdk::fail(LOOM_ERROR_UNSUPPORTED, "onednn: " + n.op + " node '" + n.view->name +
                                               "': oneDNN refused it: " + e.what());
       }
-      attribute_steps(static_cast<int>(k), first_step, absorbed_before);
+      attribute_steps(k, first_step, absorbed_before);
     }
-    release_constants_read_last_by(static_cast<int>(k), last_read);
+    release_constants_read_last_by(k, last_read);
   }
   // The rest ran at compile: Constant nodes (their tensors are constants of the program) and
   // anything a rewrite folded away without a node to carry it. Reported as zero-length steps

@@ -248,6 +248,9 @@ class Builder {
   std::vector<std::pair<int, int>> converted_;  // (value, slot) pairs made by as()
   std::vector<bool> device_step_;               // per step: added by add_device_step
   int current_node_ = -1;
+  // Each node's index in emission order: node order, except that a node with an emit_after
+  // follows that node (build()).
+  std::vector<int> position_;
   bool blocked_convolutions_ = false;
   int64_t block_width_ = 16;
   bool narrow_blocks_pay_ = false;

@@ -229,6 +229,28 @@ void rewrite_gated_activations(IrGraph& g) {
   }
 }
 
+// A float Conv whose only reader is an Add of a residual made later in node order (TFLite
+// orders a block's shortcut MaxPool/Pad after the block's last convolution): the Conv is
+// emitted right after the residual's producer, so that the Add can be its sum post-op
+// (landmark_like_float: 5 of 10 residual Adds were separate steps). Nothing between reads the
+// Conv's output, and its inputs are older, so no result changes.
+void defer_to_residuals(IrGraph& g) {
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const IrNode& n = g.nodes[k];
+    if (n.op != "Conv" || n.absorbed || n.quant || n.outputs.size() != 1 || n.outputs[0] < 0)
+      continue;
+    int add = sole_reader(g, n.outputs[0], "Add");
+    if (add < 0 || g.nodes[static_cast<size_t>(add)].inputs.size() != 2) continue;
+    int other = other_input(g.nodes[static_cast<size_t>(add)], n.outputs[0]);
+    if (other < 0 || other == n.outputs[0]) continue;
+    const IrValue& r = g.value(other);
+    if (r.constant() || r.graph_input || r.producer <= static_cast<int>(k) ||
+        g.nodes[static_cast<size_t>(r.producer)].absorbed)
+      continue;
+    g.nodes[k].emit_after = r.producer;
+  }
+}
+
 }  // namespace
 
 void rewrite_patterns(IrGraph& g) {
@@ -236,6 +258,7 @@ void rewrite_patterns(IrGraph& g) {
   rewrite_layer_norm(g);
   rewrite_gelu(g);
   fold_batch_norm(g);
+  defer_to_residuals(g);
 }
 
 }  // namespace loom::onednn

@@ -58,11 +58,14 @@ struct QuantizedOp {
   // product of the scales): x's scale and zero point are these run-time scalars; xq is unused
   // and the float result y is scaled by dynamic_scale * wq.scale.
   int dynamic_scale = -1, dynamic_zero = -1;
-  // A residual added to the result before its QuantizeLinear (ResNet's y = Q(Relu(DQ(conv) +
-  // DQ(residual)))): the quantized residual, its parameters and a Relu after the sum. yq is
-  // then the sum's QuantizeLinear; the conv's own QuantizeLinear rounding is skipped.
+  // A residual added to the result (ResNet's y = Q(Relu(DQ(Q(conv)) + DQ(residual))), TFLite's
+  // int8 ADD after a convolution): the quantized residual, its parameters, the sum's
+  // QuantizeLinear (y is then its output) and a Relu after the sum. yq stays the op's own
+  // QuantizeLinear, whose rounding and saturation run before the sum as post-ops, so the
+  // fused result is the graph's.
   int residual = -1;
   QuantParams rq;
+  std::optional<QuantParams> sum_q;
   bool relu_after_sum = false;
   // Computed in float (x dequantized by a reorder, a float convolution with the dequantized
   // weights, the result quantized by a reorder): a QLinearConv with int8 (signed) activations on
@@ -88,6 +91,11 @@ struct IrNode {
   std::vector<float> folded_bias;
   std::optional<float> epsilon;      // a LayerNormalization made from the decomposed pattern
   std::optional<QuantizedOp> quant;  // computed in int8 (rewrite_quantized)
+  // When >= 0, the node is emitted right after that later node instead of at its own place:
+  // the residual it sums is made there (TFLite orders a block's shortcut Pad after the block's
+  // last convolution). Set by quantized.cpp's take_residual and fusion.cpp's
+  // defer_to_residuals; valid when nothing between reads the node's output.
+  int emit_after = -1;
 };
 
 struct IrGraph {
@@ -117,8 +125,9 @@ void drop_consumer(IrGraph& g, int value, int node);
 IrGraph build_ir(const loom_graph_t& graph);
 
 // Fusion passes that rewrite the IR before emission: the decomposed-GELU pattern becomes one
-// "Gelu" node, the decomposed LayerNorm one "LayerNormalization" node, and BatchNormalization
-// after a Conv is folded into the Conv's weights and bias.
+// "Gelu" node, the decomposed LayerNorm one "LayerNormalization" node, BatchNormalization
+// after a Conv is folded into the Conv's weights and bias, and a Conv whose residual Add reads
+// a value made later is deferred to it (IrNode::emit_after).
 void rewrite_patterns(IrGraph& g);
 
 // Quantized patterns (quantized.cpp): Conv/MatMul/Gemm between DequantizeLinear and

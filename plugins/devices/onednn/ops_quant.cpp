@@ -78,9 +78,11 @@ dnnl::primitive_attr int8_attr(Builder& b, const QuantizedOp& q, int channel_dim
     attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
     args.emplace_back(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_point_slot(b, q.xq.zero[0]));
   }
-  if (q.yq && q.yq->zero[0] != 0) {
+  // The destination's zero point: the sum's QuantizeLinear's with a residual.
+  const QuantParams* dst_q = q.sum_q ? &*q.sum_q : q.yq ? &*q.yq : nullptr;
+  if (dst_q && dst_q->zero[0] != 0) {
     attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
-    args.emplace_back(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, zero_point_slot(b, q.yq->zero[0]));
+    args.emplace_back(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, zero_point_slot(b, dst_q->zero[0]));
   }
   dnnl::post_ops ops;
   if (q.relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
@@ -90,8 +92,20 @@ dnnl::primitive_attr int8_attr(Builder& b, const QuantizedOp& q, int channel_dim
                        static_cast<float>(q.clip->first - q.yq->zero[0]),
                        static_cast<float>(q.clip->second - q.yq->zero[0]));
   if (q.residual >= 0) {
-    // The destination holds the quantized residual: result + r_scale / y_scale * (r - r_zero).
-    ops.append_sum(q.rq.scale[0] / q.yq->scale[0], q.rq.zero[0], memory_type(q.rq.dtype));
+    // The op's own QuantizeLinear as the graph has it, in y's units relative to its zero
+    // point: rounded (half to even, as ONNX) and saturated to its type, then scaled to the
+    // sum's units. Skipping it would be off by several steps when y's scale is coarser than
+    // the sum's, and far off where y saturates.
+    const bool s8 = q.yq->dtype == LOOM_DTYPE_INT8;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_round, 0.f, 0.f);
+    if (!q.clip)
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip,
+                         static_cast<float>((s8 ? -128 : 0) - q.yq->zero[0]),
+                         static_cast<float>((s8 ? 127 : 255) - q.yq->zero[0]));
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, q.yq->scale[0] / q.sum_q->scale[0],
+                       0.f);
+    // The destination holds the quantized residual: + r_scale / sum_scale * (r - r_zero).
+    ops.append_sum(q.rq.scale[0] / q.sum_q->scale[0], q.rq.zero[0], memory_type(q.rq.dtype));
     if (q.relu_after_sum) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
   }
   attr.set_post_ops(ops);

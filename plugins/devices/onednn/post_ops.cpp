@@ -1,6 +1,8 @@
 // Post-op fusion: which single-consumer followers of a convolution or matmul (activations,
 // scalings, binary operands, the residual Add) can run inside its primitive, and how they
 // become oneDNN post-ops (Builder::fusion_candidates, append_post_ops, absorb).
+#include <algorithm>
+
 #include "builder.hpp"
 
 namespace loom::onednn {
@@ -10,14 +12,48 @@ using dt = dnnl::memory::data_type;
 bool Builder::residual_is_dead_after(int residual, int node, int add_node) {
   const IrValue& r = g_.value(residual);
   if (r.graph_input || r.graph_output || r.constant()) return false;
-  // Every other reader must have run before `node` (and `node` itself must not read it: a
-  // primitive cannot read and overwrite the same buffer).
-  for (int c : r.consumers)
-    if (c != add_node && c >= node) return false;
   int s = slot_of(residual);
   const Slot& slot = program_->slots[s];
-  return slot.root == s && slot.kind == SlotKind::kInternal && program_->aliases[s].empty();
+  if (slot.root != s || slot.kind != SlotKind::kInternal) return false;
+  // Every value held in these bytes (the residual, values written in place into them before,
+  // values in views of them) must have no reader left but `node`'s Add: other readers must
+  // have run before `node`, and `node` itself must not read it (a primitive cannot read and
+  // overwrite the same buffer). A reader folded into `node` (the residual's
+  // DequantizeLinear, quantized.cpp) reads nothing at run time.
+  const std::vector<int>& folded = g_.nodes[static_cast<size_t>(node)].folded;
+  auto read_later = [&](int v) {
+    const IrValue& held = g_.value(v);
+    if (held.graph_output) return true;
+    for (int c : held.consumers)
+      if (c != add_node && position_[c] >= position_[node] &&
+          std::find(folded.begin(), folded.end(), c) == folded.end())
+        return true;
+    return false;
+  };
+  auto in_buffer = [&](int slot_id) {
+    return slot_id >= 0 && program_->slots[static_cast<size_t>(slot_id)].root == s;
+  };
+  for (size_t v = 0; v < value_slot_.size(); ++v)
+    if (in_buffer(value_slot_[v]) && read_later(static_cast<int>(v))) return false;
+  for (const auto& [v, copy] : converted_)  // a reordered copy another reader may take
+    if (in_buffer(copy) && read_later(v)) return false;
+  return true;
 }
+
+namespace {
+
+// A post-op operand's dims at the destination's rank: padded with leading 1s, or, above it (a
+// product computed in 2-D, ops_matmul.cpp), with its leading axes folded into one.
+std::vector<int64_t> operand_dims(const std::vector<int64_t>& dims, int dst_rank) {
+  std::vector<int64_t> padded = pad_rank(dims, static_cast<size_t>(dst_rank));
+  while (padded.size() > static_cast<size_t>(dst_rank)) {
+    padded[1] *= padded[0];
+    padded.erase(padded.begin());
+  }
+  return padded;
+}
+
+}  // namespace
 
 std::vector<FusionCandidate> Builder::fusion_candidates(int node, int value, size_t max_count) {
   std::vector<FusionCandidate> out;
@@ -69,7 +105,9 @@ std::vector<FusionCandidate> Builder::fusion_candidates(int node, int value, siz
           if (od[i] != 1 && od[i] != vdims[i]) broadcastable = false;
         if (!broadcastable) break;
         // The other operand must exist before the primitive runs.
-        if (!o.constant() && !o.graph_input && (o.producer < 0 || o.producer > node)) break;
+        if (!o.constant() && !o.graph_input &&
+            (o.producer < 0 || position_[o.producer] > position_[node]))
+          break;
         f.operand = other;
         if (cn.op == "Add" && od == vdims && residual_is_dead_after(other, node, c)) {
           f.kind = FusionCandidate::Kind::kSum;
@@ -133,13 +171,7 @@ std::vector<std::pair<int, int>> Builder::append_post_ops(const std::vector<Fusi
         break;
       case FusionCandidate::Kind::kBinary: {
         const IrValue& o = g_.value(f.operand);
-        // An operand of higher rank than the destination (a product computed in 2-D,
-        // ops_matmul.cpp) is seen with its leading axes folded into one.
-        std::vector<int64_t> padded = pad_rank(o.dims, static_cast<size_t>(dst_rank));
-        while (padded.size() > static_cast<size_t>(dst_rank)) {
-          padded[1] *= padded[0];
-          padded.erase(padded.begin());
-        }
+        std::vector<int64_t> padded = operand_dims(o.dims, dst_rank);
         int s;
         if (static_cast<int>(o.dims.size()) == dst_rank && !o.constant()) {
           s = slot_of(f.operand);

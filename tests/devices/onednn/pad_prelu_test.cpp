@@ -154,6 +154,32 @@ TEST(OnednnPRelu, AfterBlockedConvolutions) {
   }
 }
 
+// A residual block as TFLite orders it: Conv, then the shortcut (MaxPool and a channel Pad of
+// the block's input) after it, Add, PRelu. The Conv is emitted after the Pad so that the Add
+// is its post-op. (oneDNN 2.6 has no jit convolution with a prelu post-op: PRelu stays a step.)
+TEST(OnednnPad, ShortcutMadeAfterTheBlocksConvolution) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, 8, 10, 10});
+  m.initializer("w", random_tensor(LOOM_DTYPE_FLOAT32, {16, 8, 3, 3}, 2));
+  m.node("Conv", {"x", "w"}, {"c"}).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1});
+  m.node("MaxPool", {"x"}, {"p"}).ints("kernel_shape", {2, 2}).ints("strides", {2, 2});
+  m.initializer("pads", int64_tensor({8}, {0, 0, 0, 0, 0, 8, 0, 0}));
+  m.node("Pad", {"p", "pads"}, {"s"});
+  m.node("Add", {"c", "s"}, {"sum"});
+  m.initializer("slope", random_tensor(LOOM_DTYPE_FLOAT32, {16, 1, 1}, 5));
+  m.node("PRelu", {"sum", "slope"}, {"y"});
+  m.output("y");
+  check_unary_model(m, {1, 8, 10, 10});
+  std::string all;
+  size_t apart = 0;
+  for (const std::string& step :
+       compiled_steps(m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 8, 10, 10}, 1)}})) {
+    all += step + "\n";
+    apart += step.rfind("Add", 0) == 0;
+  }
+  EXPECT_EQ(apart, 0u) << all;
+}
+
 TEST(OnednnPRelu, RefusedForms) {
   ModelBuilder m;
   m.input("x", LOOM_DTYPE_FLOAT32, {2, 3, 4});

@@ -434,6 +434,72 @@ TEST(OnednnQuantResidual, TwoConvsAddReluOtherOrder) {
   check_residual(false);
 }
 
+// TFLite's int8 residual block on h (a QLinearConv's result, channels-last like every int8
+// activation inside a network): a QLinearConv, then the shortcut (a channel Pad of h, made
+// after the convolution in node order as in blazeface), DequantizeLinear of both, Add, Relu,
+// QuantizeLinear. The convolution takes the Add as post-ops, deferred to the Add's place, and
+// sums in place into the Pad's buffer; its own QuantizeLinear's rounding and saturation stay
+// (conv_scale against sum_scale: coarser, or saturating), so the result is the graph's.
+void check_qlinear_residual(loom_dtype_t type, float conv_scale, float sum_scale) {
+  const bool s8 = type == LOOM_DTYPE_INT8;
+  ModelBuilder m;
+  m.input("x", type, {1, 4, 10, 10});
+  m.initializer("xs", scalar(kXScale));
+  m.initializer("xz", int_tensor(type, {}, {s8 ? -5 : 64}));
+  m.initializer("w", random_tensor(LOOM_DTYPE_INT8, {8, 4, 1, 1}, 2, -128, 127));
+  m.initializer("ws", random_tensor(LOOM_DTYPE_FLOAT32, {8}, 4, 0.002, 0.006));
+  m.initializer("wz", int_tensor(LOOM_DTYPE_INT8, {8}, std::vector<int64_t>(8, 0)));
+  m.initializer("cs", scalar(conv_scale));
+  m.initializer("cz", int_tensor(type, {}, {s8 ? 3 : 128}));
+  m.initializer("b", random_tensor(LOOM_DTYPE_INT32, {8}, 3, -3000, 3000));
+  m.initializer("w0", random_tensor(LOOM_DTYPE_INT8, {4, 4, 1, 1}, 5, -128, 127));
+  m.initializer("ws0", random_tensor(LOOM_DTYPE_FLOAT32, {4}, 6, 0.002, 0.006));
+  m.initializer("wz0", int_tensor(LOOM_DTYPE_INT8, {4}, std::vector<int64_t>(4, 0)));
+  m.node("QLinearConv", {"x", "xs", "xz", "w0", "ws0", "wz0", "xs", "xz"}, {"h"});
+  m.node("QLinearConv", {"h", "xs", "xz", "w", "ws", "wz", "cs", "cz", "b"}, {"c"});
+  m.initializer("pads", int64_tensor({8}, {0, 0, 0, 0, 0, 4, 0, 0}));
+  m.node("Pad", {"h", "pads", "xz"}, {"p"});
+  m.node("DequantizeLinear", {"c", "cs", "cz"}, {"cd"});
+  m.node("DequantizeLinear", {"p", "xs", "xz"}, {"pd"});
+  m.node("Add", {"cd", "pd"}, {"sum"});
+  m.node("Relu", {"sum"}, {"r"});
+  m.initializer("ys", scalar(sum_scale));
+  m.initializer("yz", int_tensor(type, {}, {s8 ? -128 : 0}));
+  m.node("QuantizeLinear", {"r", "ys", "yz"}, {"y"});
+  m.output("y");
+  std::vector<std::pair<std::string, Tensor>> in{
+      {"x", random_tensor(type, {1, 4, 10, 10}, 1, s8 ? -128 : 0, s8 ? 127 : max_activation())}};
+  expect_within_one_step(m, in, 0);
+  if (s8 && !has_vnni()) return;  // the float form, which takes no residual
+  std::string all;
+  size_t fused = 0, apart = 0;
+  for (const std::string& step : compiled_steps(m, in)) {
+    all += step + "\n";
+    fused +=
+        step.rfind("QLinearConv QLinearConv_1", 0) == 0 && step.find("int8") != std::string::npos;
+    for (const char* op : {"Add", "DequantizeLinear", "QuantizeLinear", "residual copy"})
+      apart += step.find(op) != std::string::npos;
+  }
+  EXPECT_EQ(fused, 1u) << all;
+  EXPECT_EQ(apart, 0u) << all;
+}
+
+TEST(OnednnQuantResidual, QLinearConvShortcutAfterIt) {
+  check_qlinear_residual(LOOM_DTYPE_UINT8, output_scale(4), 1.5f * output_scale(4));
+  check_qlinear_residual(LOOM_DTYPE_INT8, output_scale(4), 1.5f * output_scale(4));
+}
+// The sum's scale a third of the convolution's: skipping the convolution's own rounding
+// would be off by up to 1.5 steps.
+TEST(OnednnQuantResidual, QLinearConvCoarserThanTheSum) {
+  check_qlinear_residual(LOOM_DTYPE_UINT8, output_scale(4), output_scale(4) / 3.f);
+  check_qlinear_residual(LOOM_DTYPE_INT8, output_scale(4), output_scale(4) / 3.f);
+}
+// Most convolution results saturate their own type before the sum.
+TEST(OnednnQuantResidual, QLinearConvSaturatesBeforeTheSum) {
+  check_qlinear_residual(LOOM_DTYPE_UINT8, output_scale(4) / 8.f, output_scale(4));
+  check_qlinear_residual(LOOM_DTYPE_INT8, output_scale(4) / 8.f, output_scale(4));
+}
+
 // QLinearConv with a non-zero weight zero point: oneDNN's int8 primitives take none.
 TEST(OnednnQuantRefused, WeightZeroPoint) {
   ModelBuilder m;
