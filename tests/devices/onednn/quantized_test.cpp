@@ -9,6 +9,7 @@
 
 #include <cmath>
 
+#include "quantize_image.hpp"
 #include "quantized_test_util.hpp"
 
 namespace loom::onednn_testing {
@@ -69,6 +70,7 @@ struct QdqConv {
   int64_t group = 1;
   std::string auto_pad = "NOTSET";
   bool bias = true, relu = false, signed_x = false, per_tensor_w = false, quantized_y = true;
+  std::string step = "";  // text some compiled step must contain
 };
 
 // x -> Q -> DQ -> Conv(DQ(w), DQ(b)) -> [Relu] -> Q -> DQ -> y, as quantize_static emits it.
@@ -101,6 +103,11 @@ void check_qdq_conv(const QdqConv& c) {
   expect_within_one_step(m, inputs_, c.quantized_y ? 1.01 * ys : 1e-3);
   // Without VNNI an int8 source runs the QDQ graph in float (quantized.cpp says why).
   expect_int8_step(m, inputs_, "Conv", c.signed_x && !has_vnni() ? 0 : 1);
+  if (!c.step.empty()) {
+    std::string all;
+    for (const std::string& step : compiled_steps(m, inputs_)) all += step + "\n";
+    EXPECT_NE(all.find(c.step), std::string::npos) << all;
+  }
 }
 
 // A 3x3 Conv with pads 1, bias and per-channel weight scales.
@@ -162,6 +169,16 @@ TEST(OnednnQuantConv, AutoPadSameUpper) {
 // Odd channel counts (3 in, 5 out), which oneDNN pads to its channel blocks.
 TEST(OnednnQuantConv, OddChannels) {
   check_qdq_conv({.x = {1, 3, 11, 11}, .w = {5, 3, 3, 3}, .pads = {1, 1, 1, 1}});
+}
+
+// A 7x7 stride-2 stem on a three-channel image, as ResNet's: the input's QuantizeLinear writes
+// channels-last with the device's own kernel (quantize_image_test.cpp checks its bytes).
+TEST(OnednnQuantConv, ImageStem) {
+  check_qdq_conv({.x = {2, 3, 40, 40},
+                  .w = {16, 3, 7, 7},
+                  .strides = {2, 2},
+                  .pads = {3, 3, 3, 3},
+                  .step = onednn::quantize_image_supported(3) ? "loom quantize image" : ""});
 }
 
 // The constant inputs of a QLinearConv / QLinearMatMul: xs, xz (64), full-range int8 weights w
