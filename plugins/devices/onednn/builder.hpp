@@ -76,6 +76,9 @@ struct Step {
   // implementation ("convolution brg:avx2"), or the device's own kernel.
   std::vector<int32_t> nodes;
   std::string name, detail;
+  // Runs on the calling thread alone: a primitive over so few bytes that waking the OpenMP
+  // team costs more than the other threads save (builder.cpp, kSerialBytes).
+  bool serial = false;
 };
 
 // A node that runs no step of its own (a Constant made at compile, a view such as Reshape of
