@@ -418,30 +418,11 @@ void Builder::attribute_steps(int node, size_t first_step,
 }
 
 void Builder::emit(int node) {
-  const std::string& op = g_.nodes[node].op;
-  if (g_.nodes[node].quant || op == "QuantizeLinear" || op == "DequantizeLinear" ||
-      op == "QLinearConv" || op == "QLinearMatMul" || op == "DynamicQuantizeLinear" ||
-      op == "MatMulInteger")
-    return emit_quantized(*this, node);
-  if (op == "Conv" || op == "ConvTranspose") return emit_conv(*this, node);
-  if (op == "MatMul" || op == "Gemm") return emit_matmul(*this, node);
-  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool")
-    return emit_pool(*this, node);
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" ||
-      op == "Sum")
-    if (!eltwise_form(g_, g_.nodes[node])) return emit_binary(*this, node);
-  if (eltwise_form(g_, g_.nodes[node])) return emit_eltwise(*this, node);
-  if (op == "BatchNormalization" || op == "LayerNormalization" || op == "Softmax" ||
-      op == "LogSoftmax")
-    return emit_normalization(*this, node);
-  if (op.rfind("Reduce", 0) == 0) return emit_reduce(*this, node);
-  if (op == "Resize" || op == "Upsample") return emit_resize(*this, node);
-  if (op == "LSTM") return emit_lstm(*this, node);
-  if (op == "PRelu") return emit_prelu(*this, node);
-  if (op == "Pad") return emit_pad(*this, node);
-  if (op == "Slice" || op == "Split") return emit_slice(*this, node);
-  if (op == "Gather") return emit_gather(*this, node);
-  return emit_layout(*this, node);
+  const IrNode& n = g_.nodes[node];
+  if (n.quant) return emit_quantized(*this, node);  // a Conv, MatMul or Gemm computed in int8
+  const OpEntry* entry = op_registry().find_any("", n.op);
+  if (!entry || !entry->emit) sdk::fail(LOOM_ERROR_INTERNAL, "onednn: no emitter for " + n.op);
+  entry->emit(*this, node);
 }
 
 void Builder::bind_outputs() {

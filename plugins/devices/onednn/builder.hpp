@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <loom/op_registry.hpp>
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
@@ -341,22 +342,26 @@ bool emit_depthwise3x3(Builder& b, int node, const dnnl::convolution_forward::pr
                        const std::vector<FusionCandidate>& cands, size_t fused,
                        const ConvGeometry& geo);
 
-// Op emitters, one family per file.
-void emit_conv(Builder& b, int node);           // ops_conv.cpp: Conv, ConvTranspose
-void emit_matmul(Builder& b, int node);         // ops_matmul.cpp: MatMul, Gemm
-void emit_pool(Builder& b, int node);           // ops_pool.cpp
-void emit_eltwise(Builder& b, int node);        // ops_elementwise.cpp
-void emit_binary(Builder& b, int node);         // ops_elementwise.cpp
-void emit_normalization(Builder& b, int node);  // ops_norm.cpp: BN, LayerNorm, Softmax
-void emit_layout(Builder& b, int node);         // ops_layout.cpp: Reshape... Transpose, Concat
-void emit_reduce(Builder& b, int node);         // ops_reduce.cpp
-void emit_resize(Builder& b, int node);         // ops_resize.cpp: Resize, Upsample
-void emit_slice(Builder& b, int node);          // ops_slice.cpp: Slice, Split
-void emit_gather(Builder& b, int node);         // ops_slice.cpp: Gather, constant indices
-void emit_lstm(Builder& b, int node);           // ops_rnn.cpp: LSTM
-void emit_prelu(Builder& b, int node);          // ops_pad_prelu.cpp: PRelu
-void emit_pad(Builder& b, int node);            // ops_pad_prelu.cpp: Pad (constant mode)
-// ops_quant.cpp: int8 ops (IrNode::quant), QuantizeLinear, DequantizeLinear.
+// The device's ops by ONNX op type, found by why_unsupported (support.cpp) and Builder::emit:
+// why a node is refused ("" to claim it; asked after why_unsupported's type and shape checks)
+// and how it is emitted. Each ops_*.cpp registers its family with LOOM_ONEDNN_OP. `check` is
+// null for the op types only the rewrite passes make (Gelu, Swish: never claimed from a model),
+// `emit` for those compile absorbs (Constant, Erf).
+struct OpEntry {
+  std::string (*check)(const loom_graph_t& graph, const loom_node_t& node) = nullptr;
+  void (*emit)(Builder& b, int node) = nullptr;
+};
+sdk::OpRegistry<OpEntry>& op_registry();
+struct OpRegistrar {
+  OpRegistrar(const char* op, OpEntry entry) { op_registry().add(op, entry); }
+};
+#define LOOM_ONEDNN_CONCAT_(a, b) a##b
+#define LOOM_ONEDNN_CONCAT(a, b) LOOM_ONEDNN_CONCAT_(a, b)
+#define LOOM_ONEDNN_OP(op, check, emit)                                                      \
+  static const ::loom::onednn::OpRegistrar LOOM_ONEDNN_CONCAT(loom_onednn_op_, __COUNTER__)( \
+      op, ::loom::onednn::OpEntry{check, emit})
+
+// ops_quant.cpp: every int8 op (IrNode::quant), whatever its op type.
 void emit_quantized(Builder& b, int node);
 
 // The permutation a Transpose node applies (its perm, else the reversed axes; ops_layout.cpp).

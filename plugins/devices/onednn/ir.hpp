@@ -148,19 +148,21 @@ std::vector<int64_t> constant_ints(const IrGraph& g, int id);
 // The single float of a scalar-like constant (one element), or nullopt.
 std::optional<float> scalar_constant(const IrGraph& g, int id);
 
-// Why `node` cannot run on this device ("" when it can). `bf16` is the precision option.
+// Why `node` cannot run on this device ("" when it can): types and shapes here, then the op's
+// own check (builder.hpp, OpEntry).
 std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node);
-// The same for Resize and Upsample (ops_resize.cpp).
-std::string why_resize_unsupported(const loom_graph_t& graph, const loom_node_t& node);
-// The same for LSTM (ops_rnn.cpp).
-std::string why_lstm_unsupported(const loom_graph_t& graph, const loom_node_t& node);
-// The same for Slice, Split and Gather (ops_slice.cpp, which applies the same rules when it
-// emits them).
-std::string why_slice_unsupported(const loom_graph_t& graph, const loom_node_t& node);
 
-// The same for Pad and PRelu (ops_pad_prelu.cpp).
-std::string why_pad_unsupported(const loom_graph_t& graph, const loom_node_t& node);
-std::string why_prelu_unsupported(const loom_graph_t& graph, const loom_node_t& node);
+// Placement helpers of the ops' checks (support.cpp), on the view the core shows.
+using Info = const loom_value_info_t*;
+bool is_constant(Info v);  // a constant whose bytes are there
+bool known_shape(Info v);  // every extent known
+std::vector<int64_t> dims_of(Info v);
+// One element of a float constant (an initializer, a folded value or a Constant node's).
+bool scalar_float_constant(const loom_graph_t& graph, Info v);
+// Whether the node has outputs past the first `keep` that something reads.
+bool has_extra_outputs(const loom_node_t& node, size_t keep);
+// Erf inside the exported GELU pattern, which compile turns into one Gelu (rewrite_patterns).
+bool in_gelu_pattern(const loom_graph_t& graph, const loom_node_t& node);
 
 // How many leading inputs of `op` carry tensor data (the rest are shapes, axes, bounds).
 size_t data_inputs(const std::string& op, size_t num_inputs);

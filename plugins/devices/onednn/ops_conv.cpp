@@ -406,4 +406,44 @@ void emit_conv(Builder& b, int node) {
   emit_convolution(b, node);
 }
 
+namespace {
+
+std::string check_conv(const loom_graph_t& graph, const loom_node_t& node) {
+  const std::string op = node.op_type;
+  sdk::Attributes attrs(node);
+  Info x = sdk::node_input(graph, node, 0), w = sdk::node_input(graph, node, 1),
+       b = sdk::node_input(graph, node, 2);
+  // Weights and bias may come through a DequantizeLinear of a constant (QDQ models).
+  if (!is_constant(w) && !dequantized_constant(graph, node.inputs[1]))
+    return "the weights are not a constant";
+  if (b && !is_constant(b) && !dequantized_constant(graph, node.inputs[2]))
+    return "the bias is not a constant";
+  if (x->rank < 3 || x->rank > 5 || w->rank != x->rank) return "only 1D, 2D and 3D " + op;
+  int64_t group = attrs.get_int("group", 1);
+  if (group < 1 || w->dims[0] % (op == "Conv" ? group : 1) != 0) return "bad group count";
+  std::optional<sdk::AutoPad> auto_pad =
+      sdk::parse_auto_pad(attrs.get_string("auto_pad", "NOTSET"));
+  if (!auto_pad) return "unknown auto_pad";
+  if (op == "ConvTranspose" &&
+      ((*auto_pad != sdk::AutoPad::kNotSet && *auto_pad != sdk::AutoPad::kValid) ||
+       attrs.has("output_shape")))
+    return "ConvTranspose with auto_pad SAME or output_shape";
+  if (op == "ConvTranspose") {
+    // oneDNN has no negative padding: output_padding must fit in the end pads.
+    auto pads = attrs.get_ints("pads");
+    auto extra = attrs.get_ints("output_padding");
+    size_t sr = static_cast<size_t>(x->rank - 2);
+    for (size_t i = 0; extra && i < extra->size() && i < sr; ++i) {
+      int64_t end = pads && pads->size() == 2 * sr ? (*pads)[sr + i] : 0;
+      if ((*extra)[i] > end) return "ConvTranspose output_padding beyond the end padding";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+LOOM_ONEDNN_OP("Conv", check_conv, emit_conv);
+LOOM_ONEDNN_OP("ConvTranspose", check_conv, emit_conv);
+
 }  // namespace loom::onednn

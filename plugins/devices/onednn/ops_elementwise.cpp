@@ -334,4 +334,84 @@ void emit_binary(Builder& b, int node) {
   }
 }
 
+namespace {
+
+std::string check_activation(const loom_graph_t& graph, const loom_node_t& node) {
+  const std::string op = node.op_type;
+  if (op == "Pow" && !scalar_float_constant(graph, sdk::node_input(graph, node, 1)))
+    return "Pow by a non-constant exponent";
+  if (op == "Clip")
+    for (size_t i = 1; i < 3; ++i)
+      if (Info bound = sdk::node_input(graph, node, i);
+          bound && !scalar_float_constant(graph, bound))
+        return "Clip with non-constant bounds";
+  return "";
+}
+
+std::string check_erf(const loom_graph_t& graph, const loom_node_t& node) {
+  return in_gelu_pattern(graph, node) ? "" : "Erf outside the GELU pattern";
+}
+
+std::string check_binary(const loom_graph_t& graph, const loom_node_t& node) {
+  const std::string op = node.op_type;
+  auto in = [&](size_t i) { return sdk::node_input(graph, node, i); };
+  Info y = sdk::node_output(graph, node, 0);
+  if (!known_shape(y)) return "broadcast shapes unknown at placement";
+  std::vector<int64_t> yd = dims_of(y);
+  size_t full = 0;
+  for (size_t i = 0; i < node.num_inputs; ++i) {
+    if (!known_shape(in(i))) return "broadcast shapes unknown at placement";
+    if (dims_of(in(i)) == yd)
+      ++full;
+    else if (in(i)->rank > y->rank)
+      return "input rank above the output's";
+  }
+  if (node.num_inputs > 2 && full != node.num_inputs)
+    return op + " of more than two broadcast inputs";
+  bool first_full = dims_of(in(0)) == yd;
+  bool commutative = op != "Sub" && op != "Div";
+  bool scalar_minus = op == "Sub" && scalar_float_constant(graph, in(0)) && dims_of(in(1)) == yd;
+  if (!first_full && !(commutative && full > 0) && !scalar_float_constant(graph, in(1)) &&
+      !scalar_minus)
+    return op + " broadcasting its first input";
+  return "";
+}
+
+// A binary op with a scalar constant operand is an eltwise (linear) primitive.
+void emit_arithmetic(Builder& b, int node) {
+  if (eltwise_form(b.ir(), b.ir().nodes[node]))
+    emit_eltwise(b, node);
+  else
+    emit_binary(b, node);
+}
+
+}  // namespace
+
+LOOM_ONEDNN_OP("Relu", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("LeakyRelu", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("Sigmoid", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("Tanh", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("Elu", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("Exp", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("Sqrt", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("Abs", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("Neg", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("Reciprocal", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("Softplus", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("Mish", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("HardSwish", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("HardSigmoid", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("Clip", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("Pow", check_activation, emit_eltwise);
+LOOM_ONEDNN_OP("Erf", check_erf, nullptr);       // absorbed into a Gelu
+LOOM_ONEDNN_OP("Gelu", nullptr, emit_eltwise);   // made by rewrite_patterns only
+LOOM_ONEDNN_OP("Swish", nullptr, emit_eltwise);  // made by rewrite_patterns only
+LOOM_ONEDNN_OP("Add", check_binary, emit_arithmetic);
+LOOM_ONEDNN_OP("Sub", check_binary, emit_arithmetic);
+LOOM_ONEDNN_OP("Mul", check_binary, emit_arithmetic);
+LOOM_ONEDNN_OP("Div", check_binary, emit_arithmetic);
+LOOM_ONEDNN_OP("Max", check_binary, emit_arithmetic);
+LOOM_ONEDNN_OP("Min", check_binary, emit_arithmetic);
+LOOM_ONEDNN_OP("Sum", check_binary, emit_arithmetic);
+
 }  // namespace loom::onednn

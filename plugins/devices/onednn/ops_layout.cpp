@@ -150,4 +150,50 @@ void emit_layout(Builder& b, int node) {
   sdk::fail(LOOM_ERROR_INTERNAL, "onednn: no emitter for " + n.op);
 }
 
+namespace {
+
+std::string check_layout(const loom_graph_t&, const loom_node_t&) {
+  return "";
+}
+
+std::string check_dropout(const loom_graph_t& graph, const loom_node_t& node) {
+  if (has_extra_outputs(node, 1)) return "Dropout mask output";
+  // An identity in inference (a training_mode input that is a constant false), and in
+  // training mode with a constant ratio of 0 (Swin-T's attention exports that: nothing is
+  // dropped and the scale is 1).
+  Info training = sdk::node_input(graph, node, 2), ratio = sdk::node_input(graph, node, 1);
+  auto all_zero = [](Info v) {
+    if (!is_constant(v) || v->data_size == 0) return false;
+    const auto* bytes = static_cast<const unsigned char*>(v->data);
+    return std::all_of(bytes, bytes + v->data_size, [](unsigned char b) { return b == 0; });
+  };
+  if (training && !all_zero(training) && !(ratio && all_zero(ratio)))
+    return "Dropout in training mode";
+  return "";
+}
+
+// Made a constant of the program at compile (ir.cpp): nothing to emit.
+std::string check_constant(const loom_graph_t& graph, const loom_node_t& node) {
+  Info v = sdk::node_output(graph, node, 0);
+  if (!v || sdk::dtype_size(v->dtype) == 0 || v->dtype == LOOM_DTYPE_STRING)
+    return "non-numeric constant";
+  sdk::Attributes attrs(node);
+  return attrs.has("value") || attrs.has("value_float") || attrs.has("value_floats") ||
+                 attrs.has("value_int") || attrs.has("value_ints")
+             ? ""
+             : "Constant without a numeric value";
+}
+
+}  // namespace
+
+LOOM_ONEDNN_OP("Reshape", check_layout, emit_layout);
+LOOM_ONEDNN_OP("Flatten", check_layout, emit_layout);
+LOOM_ONEDNN_OP("Squeeze", check_layout, emit_layout);
+LOOM_ONEDNN_OP("Unsqueeze", check_layout, emit_layout);
+LOOM_ONEDNN_OP("Identity", check_layout, emit_layout);
+LOOM_ONEDNN_OP("Transpose", check_layout, emit_layout);
+LOOM_ONEDNN_OP("Concat", check_layout, emit_layout);
+LOOM_ONEDNN_OP("Dropout", check_dropout, emit_layout);
+LOOM_ONEDNN_OP("Constant", check_constant, nullptr);
+
 }  // namespace loom::onednn

@@ -319,4 +319,31 @@ void emit_matmul(Builder& bld, int node) {
     emit_plan(bld, node, p);
 }
 
+namespace {
+
+std::string check_matmul(const loom_graph_t& graph, const loom_node_t& node) {
+  if (sdk::node_input(graph, node, 0)->rank < 2 || sdk::node_input(graph, node, 1)->rank < 2)
+    return "MatMul of a vector";
+  return "";
+}
+
+std::string check_gemm(const loom_graph_t& graph, const loom_node_t& node) {
+  sdk::Attributes attrs(node);
+  float alpha = attrs.get_float("alpha", 1.f), beta = attrs.get_float("beta", 1.f);
+  if (alpha == 0.f) return "Gemm with alpha 0";
+  Info c = sdk::node_input(graph, node, 2), y = sdk::node_output(graph, node, 0);
+  if (c && beta != 0.f) {
+    bool bias_like = (is_constant(c) || dequantized_constant(graph, node.inputs[2])) &&
+                     c->rank >= 1 && known_shape(y) && c->dims[c->rank - 1] == y->dims[1];
+    for (int32_t i = 0; bias_like && i + 1 < c->rank; ++i) bias_like = c->dims[i] == 1;
+    if (!bias_like && (beta != 1.f || c->rank > 2)) return "Gemm with a scaled full C";
+  }
+  return "";
+}
+
+}  // namespace
+
+LOOM_ONEDNN_OP("MatMul", check_matmul, emit_matmul);
+LOOM_ONEDNN_OP("Gemm", check_gemm, emit_matmul);
+
 }  // namespace loom::onednn

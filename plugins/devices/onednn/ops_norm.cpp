@@ -133,4 +133,29 @@ void emit_normalization(Builder& b, int node) {
   emit_softmax(b, node);
 }
 
+namespace {
+
+std::string check_batch_norm(const loom_graph_t& graph, const loom_node_t& node) {
+  if (has_extra_outputs(node, 1) || sdk::Attributes(node).get_int("training_mode", 0))
+    return "training mode";
+  for (size_t i = 1; i < 5; ++i)
+    if (!is_constant(sdk::node_input(graph, node, i))) return "statistics are not constants";
+  return sdk::node_input(graph, node, 0)->rank >= 2 ? "" : "rank below 2";
+}
+
+std::string check_layer_norm(const loom_graph_t&, const loom_node_t& node) {
+  return has_extra_outputs(node, 1) ? "Mean/InvStdDev outputs" : "";
+}
+
+std::string check_softmax(const loom_graph_t&, const loom_node_t&) {
+  return "";
+}
+
+}  // namespace
+
+LOOM_ONEDNN_OP("BatchNormalization", check_batch_norm, emit_normalization);
+LOOM_ONEDNN_OP("LayerNormalization", check_layer_norm, emit_normalization);
+LOOM_ONEDNN_OP("Softmax", check_softmax, emit_normalization);
+LOOM_ONEDNN_OP("LogSoftmax", check_softmax, emit_normalization);
+
 }  // namespace loom::onednn

@@ -15,11 +15,6 @@ using tag = dnnl::memory::format_tag;
 
 namespace {
 
-using Info = const loom_value_info_t*;
-
-bool constant_info(Info v) {
-  return v && (v->flags & LOOM_VALUE_CONSTANT) && v->data;
-}
 
 // The pads of a Pad node (ONNX order: begins of each axis, then ends) for an input of `rank`,
 // spread over every axis; `pads`/`axes` are the operands' integers (opset >= 11) or the
@@ -70,16 +65,16 @@ std::string why_pad_unsupported(const loom_graph_t& graph, const loom_node_t& no
     pads.assign(p->begin(), p->end());
   } else {
     Info p = in(1);
-    if (!constant_info(p) || (p->dtype != LOOM_DTYPE_INT64 && p->dtype != LOOM_DTYPE_INT32))
+    if (!is_constant(p) || (p->dtype != LOOM_DTYPE_INT64 && p->dtype != LOOM_DTYPE_INT32))
       return "Pad with non-constant pads";
     pads = ints_of(p->data, p->data_size, p->dtype);
     Info c = in(2);
     if (c &&
-        (!constant_info(c) || c->dtype != x->dtype || c->data_size != sdk::dtype_size(c->dtype)))
+        (!is_constant(c) || c->dtype != x->dtype || c->data_size != sdk::dtype_size(c->dtype)))
       return "Pad with a constant_value that is not a constant scalar of the input's type";
     Info a = in(3);
     if (a) {
-      if (!constant_info(a) || (a->dtype != LOOM_DTYPE_INT64 && a->dtype != LOOM_DTYPE_INT32))
+      if (!is_constant(a) || (a->dtype != LOOM_DTYPE_INT64 && a->dtype != LOOM_DTYPE_INT32))
         return "Pad with non-constant axes";
       axes = ints_of(a->data, a->data_size, a->dtype);
     }
@@ -96,7 +91,7 @@ std::string why_prelu_unsupported(const loom_graph_t& graph, const loom_node_t& 
   Info x = sdk::node_input(graph, node, 0);
   Info slope = sdk::node_input(graph, node, 1);
   if (!slope) return "PRelu without a slope";
-  if (!constant_info(slope) && !dequantized_constant(graph, node.inputs[1]))
+  if (!is_constant(slope) && !dequantized_constant(graph, node.inputs[1]))
     return "PRelu slope is not a constant";
   if (x->rank < 1) return "PRelu of a scalar";
   if (slope->rank < 0 || slope->rank > x->rank)
@@ -224,5 +219,8 @@ void emit_pad(Builder& b, int node) {
   b.add_step(dnnl::reorder(*copy), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, into}},
              std::string("Pad ") + n.view->name + " [" + copy->impl_info_str() + "]");
 }
+
+LOOM_ONEDNN_OP("Pad", why_pad_unsupported, emit_pad);
+LOOM_ONEDNN_OP("PRelu", why_prelu_unsupported, emit_prelu);
 
 }  // namespace loom::onednn

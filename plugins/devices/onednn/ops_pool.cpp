@@ -95,4 +95,30 @@ void emit_pool(Builder& b, int node) {
              n.op + " " + n.view->name + " [" + pd.impl_info_str() + "]");
 }
 
+namespace {
+
+std::string check_pool(const loom_graph_t& graph, const loom_node_t& node) {
+  const std::string op = node.op_type;
+  sdk::Attributes attrs(node);
+  Info x = sdk::node_input(graph, node, 0);
+  if (has_extra_outputs(node, 1)) return "MaxPool with Indices";
+  if (x->rank < 3 || x->rank > 5) return "only 1D, 2D and 3D pooling";
+  if (!attrs.get_ints("kernel_shape")) return "no kernel_shape";
+  if (op == "AveragePool" && attrs.get_int("ceil_mode", 0) && attrs.get_int("count_include_pad", 0))
+    return "AveragePool with ceil_mode and count_include_pad";
+  return "";
+}
+
+std::string check_global_pool(const loom_graph_t& graph, const loom_node_t& node) {
+  Info x = sdk::node_input(graph, node, 0);
+  return x->rank >= 3 && x->rank <= 5 ? "" : "only 1D, 2D and 3D pooling";
+}
+
+}  // namespace
+
+LOOM_ONEDNN_OP("MaxPool", check_pool, emit_pool);
+LOOM_ONEDNN_OP("AveragePool", check_pool, emit_pool);
+LOOM_ONEDNN_OP("GlobalAveragePool", check_global_pool, emit_pool);
+LOOM_ONEDNN_OP("GlobalMaxPool", check_global_pool, emit_pool);
+
 }  // namespace loom::onednn

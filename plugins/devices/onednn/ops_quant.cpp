@@ -492,4 +492,20 @@ void emit_quantized(Builder& b, int node) {
   emit_quantized_matmul(b, node);
 }
 
+namespace {
+
+std::string check_quantized(const loom_graph_t& graph, const loom_node_t& node) {
+  return why_quantized_unsupported(graph, node).value_or("");
+}
+
+}  // namespace
+
+LOOM_ONEDNN_OP("QuantizeLinear", check_quantized, emit_quantized);
+LOOM_ONEDNN_OP("DequantizeLinear", check_quantized, emit_quantized);
+LOOM_ONEDNN_OP("QLinearConv", check_quantized, emit_quantized);
+LOOM_ONEDNN_OP("QLinearMatMul", check_quantized, emit_quantized);
+LOOM_ONEDNN_OP("DynamicQuantizeLinear", check_quantized, emit_quantized);
+LOOM_ONEDNN_OP("MatMulInteger", check_quantized, emit_quantized);
+LOOM_ONEDNN_OP("Cast", check_quantized, emit_quantized);
+
 }  // namespace loom::onednn

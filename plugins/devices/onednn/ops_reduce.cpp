@@ -133,4 +133,26 @@ void emit_reduce(Builder& b, int node) {
              label + " [" + pd.impl_info_str() + "]");
 }
 
+namespace {
+
+std::string check_reduce(const loom_graph_t& graph, const loom_node_t& node) {
+  Info axes = sdk::node_input(graph, node, 1);
+  if (axes && !is_constant(axes)) return "axes are not a constant";
+  return sdk::Attributes(node).get_int("keepdims", 1) == 0 &&
+                 !known_shape(sdk::node_output(graph, node, 0))
+             ? "unknown output shape"
+             : "";
+}
+
+}  // namespace
+
+LOOM_ONEDNN_OP("ReduceMean", check_reduce, emit_reduce);
+LOOM_ONEDNN_OP("ReduceSum", check_reduce, emit_reduce);
+LOOM_ONEDNN_OP("ReduceMax", check_reduce, emit_reduce);
+LOOM_ONEDNN_OP("ReduceMin", check_reduce, emit_reduce);
+LOOM_ONEDNN_OP("ReduceProd", check_reduce, emit_reduce);
+LOOM_ONEDNN_OP("ReduceL1", check_reduce, emit_reduce);
+LOOM_ONEDNN_OP("ReduceL2", check_reduce, emit_reduce);
+LOOM_ONEDNN_OP("ReduceSumSquare", check_reduce, emit_reduce);
+
 }  // namespace loom::onednn

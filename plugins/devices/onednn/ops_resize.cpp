@@ -376,4 +376,7 @@ void emit_resize(Builder& b, int node) {
              n.op + " " + n.view->name + " [" + pd.impl_info_str() + "]");
 }
 
+LOOM_ONEDNN_OP("Resize", why_resize_unsupported, emit_resize);
+LOOM_ONEDNN_OP("Upsample", why_resize_unsupported, emit_resize);
+
 }  // namespace loom::onednn

@@ -162,4 +162,6 @@ void emit_lstm(Builder& b, int node) {
   }
 }
 
+LOOM_ONEDNN_OP("LSTM", why_lstm_unsupported, emit_lstm);
+
 }  // namespace loom::onednn

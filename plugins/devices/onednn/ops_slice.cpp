@@ -421,4 +421,8 @@ void emit_gather(Builder& b, int node) {
   }
 }
 
+LOOM_ONEDNN_OP("Slice", why_slice_unsupported, emit_slice);
+LOOM_ONEDNN_OP("Split", why_slice_unsupported, emit_slice);
+LOOM_ONEDNN_OP("Gather", why_slice_unsupported, emit_gather);
+
 }  // namespace loom::onednn

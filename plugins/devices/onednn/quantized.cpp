@@ -48,12 +48,6 @@ bool exact_signed_source() {
   return exact;
 }
 
-using Info = const loom_value_info_t*;
-
-bool is_constant(Info v) {
-  return v && (v->flags & LOOM_VALUE_CONSTANT) && v->data;
-}
-
 int64_t elements(Info v) {
   return v->rank < 0 ? -1 : sdk::element_count(v->rank, v->dims);
 }
