@@ -3,8 +3,8 @@
 // (Resize's half_pixel_symmetric, Pad's wrap mode, AveragePool's dilations), and validation
 // refuses opsets newer than every schema, so these rows are what lets opset-19 models load.
 // Most of the versions only widen the type lists to the float8 types, which no device has:
-// such a model fails on its dtype, not silently. DeformConv, new in 19, is left out: no
-// device implements it, so a model using it is reported as using an unknown op.
+// such a model fails on its dtype, not silently. DeformConv is new in 19 (the cpu device runs
+// it).
 #include "schema_rows.hpp"
 
 namespace loom::core {
@@ -26,6 +26,8 @@ constexpr SchemaRow kOpset19Rows[] = {
     {"", "Reshape", 19, 2, 2, 1, 1, false},
     {"", "Shape", 19, 1, 1, 1, 1, false},
     {"", "Size", 19, 1, 1, 1, 1, false},
+    // New: deformable 2-D convolution.
+    {"", "DeformConv", 19, 3, 5, 1, 1, false},
     // String inputs accepted.
     {"", "Equal", 19, 2, 2, 1, 1, false},
     // Mode wrap added.
