@@ -1,9 +1,12 @@
 // The opset-27 recurrent-model ops of the cpu device against values computed by hand:
 // CausalConvWithState (past state as left padding, bias, SiLU, present state also for inputs
-// shorter than the state) and the errors of malformed nodes.
+// shorter than the state), LinearAttention (the linear and gated-delta rules, grouped query
+// heads, the default scale) and the errors of malformed nodes.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,6 +103,117 @@ TEST(CausalConvWithState, MalformedNodesFailWithAMessage) {
   auto wrong_activation = node({2, 1, 3}, {1, 2, 2}, "relu");
   const std::string act = error_of(*wrong_activation, 2);
   EXPECT_NE(act.find("activation 'relu'"), std::string::npos) << act;
+}
+
+// LinearAttention with `inputs` in order (nullopt = omitted) and the given attributes.
+struct LinearCase {
+  std::vector<std::optional<Tensor>> inputs;
+  int64_t q_heads = 1, kv_heads = 1;
+  std::string rule;
+  std::optional<float> scale;
+};
+
+std::unique_ptr<KernelHarness> linear_attention(LinearCase c) {
+  auto h = std::make_unique<KernelHarness>("LinearAttention", 27);
+  for (std::optional<Tensor>& t : c.inputs) {
+    if (t)
+      h->input(std::move(*t));
+    else
+      h->omitted_input();
+  }
+  h->attr_int("q_num_heads", c.q_heads);
+  h->attr_int("kv_num_heads", c.kv_heads);
+  if (!c.rule.empty()) h->attr_string("update_rule", c.rule);
+  if (c.scale) h->attr_float("scale", *c.scale);
+  return h;
+}
+
+TEST(LinearAttention, LinearRuleAccumulatesOuterProducts) {
+  // One head, dk 2, dv 1: S = [2, 0] after token 1, [2, 3] after token 2.
+  LinearCase c;
+  c.inputs = {make_filled<float>({1, 2, 2}, {1, 1, 1, 2}),  // query
+              make_filled<float>({1, 2, 2}, {1, 0, 0, 1}),  // key
+              make_filled<float>({1, 2, 1}, {2, 3})};       // value
+  c.rule = "linear";
+  c.scale = 1.0f;
+  const auto out = linear_attention(std::move(c))->run(2);
+  expect_near(values_of<float>(out[0]), {2, 1 * 2 + 2 * 3});
+  EXPECT_EQ(dims_of(out[1]), (std::vector<int64_t>{1, 1, 2, 1}));
+  expect_near(values_of<float>(out[1]), {2, 3});
+}
+
+TEST(LinearAttention, DefaultScaleIsOneOverSqrtOfTheKeySize) {
+  LinearCase c;
+  c.inputs = {make_filled<float>({1, 1, 4}, {1, 1, 1, 1}),
+              make_filled<float>({1, 1, 4}, {1, 1, 1, 1}), make_filled<float>({1, 1, 1}, {1})};
+  c.rule = "linear";
+  const auto out = linear_attention(std::move(c))->run(2);
+  expect_near(values_of<float>(out[0]), {0.5f * 4});
+}
+
+TEST(LinearAttention, GatedDeltaDecaysThenCorrectsAndSharesTheStateAcrossTheGroup) {
+  // Two query heads share one key/value head; dk = dv = 1, so the state is one number.
+  //   token 1: S = 1 * 0.5 = 0.5; v' = 0.5 * (3 - 0.5 * 2) = 1; S = 0.5 + 2 * 1 = 2.5
+  //   token 2: S = 2.5 * 1; v' = 1 * (0.5 - 2.5 * 1) = -2; S = 2.5 + 1 * -2 = 0.5
+  LinearCase c;
+  c.inputs = {make_filled<float>({1, 2, 2}, {1, -2, 2, 4}),           // query, 2 heads
+              make_filled<float>({1, 2, 1}, {2, 1}),                  // key
+              make_filled<float>({1, 2, 1}, {3, 0.5f}),               // value
+              make_filled<float>({1, 1, 1, 1}, {1}),                  // past_state
+              make_filled<float>({1, 2, 1}, {std::log(0.5f), 0.0f}),  // decay
+              make_filled<float>({1, 2, 1}, {0.5f, 1})};              // beta
+  c.q_heads = 2;
+  const auto out = linear_attention(std::move(c))->run(2);
+  expect_near(values_of<float>(out[0]), {2.5f, -5, 1, 2});
+  expect_near(values_of<float>(out[1]), {0.5f});
+}
+
+TEST(LinearAttention, MalformedNodesFailWithAMessage) {
+  const auto ones = [](std::vector<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return make_filled<float>(dims, std::vector<float>(static_cast<size_t>(n), 1.0f));
+  };
+  const auto message = [](LinearCase c) {
+    auto h = linear_attention(std::move(c));
+    return error_of(*h, 2);
+  };
+  // Query heads of size 4, keys of size 3.
+  LinearCase bad_key;
+  bad_key.inputs = {ones({1, 2, 8}), ones({1, 2, 6}), ones({1, 2, 4})};
+  bad_key.q_heads = 2;
+  bad_key.kv_heads = 2;
+  bad_key.rule = "linear";
+  const std::string key = message(std::move(bad_key));
+  EXPECT_NE(key.find("key's last extent 6 must be kv_num_heads * head size = 2 * 4"),
+            std::string::npos)
+      << key;
+  LinearCase bad_past;
+  bad_past.inputs = {ones({1, 2, 4}), ones({1, 2, 4}), ones({1, 2, 2}), ones({1, 1, 2, 4})};
+  bad_past.rule = "linear";
+  const std::string past = message(std::move(bad_past));
+  EXPECT_NE(past.find("past_state [1, 1, 2, 4] must be [1, 1, 4, 2]"), std::string::npos) << past;
+  LinearCase no_decay;
+  no_decay.inputs = {ones({1, 2, 4}), ones({1, 2, 4}), ones({1, 2, 2})};
+  no_decay.rule = "gated";
+  const std::string decay = message(std::move(no_decay));
+  EXPECT_NE(decay.find("update_rule 'gated' requires the decay input"), std::string::npos) << decay;
+  LinearCase bad_beta;
+  bad_beta.inputs = {ones({1, 2, 8}), ones({1, 2, 8}), ones({1, 2, 4}),
+                     std::nullopt,    std::nullopt,    ones({1, 2, 3})};
+  bad_beta.q_heads = 2;
+  bad_beta.kv_heads = 2;
+  bad_beta.rule = "delta";
+  const std::string beta = message(std::move(bad_beta));
+  EXPECT_NE(beta.find("beta [1, 2, 3] must be [1, 2, 2] or [1, 2, 1]"), std::string::npos) << beta;
+  LinearCase bad_heads;
+  bad_heads.inputs = {ones({1, 2, 4}), ones({1, 2, 4}), ones({1, 2, 2})};
+  bad_heads.q_heads = 3;
+  bad_heads.kv_heads = 2;
+  const std::string heads = message(std::move(bad_heads));
+  EXPECT_NE(heads.find("q_num_heads 3 must be a positive multiple of kv_num_heads 2"),
+            std::string::npos)
+      << heads;
 }
 
 }  // namespace
