@@ -1,4 +1,5 @@
-// Joins the schema rows (generated ONNX table, opset-18 and opset-19 additions, opsets 20+) with
+// Joins the schema rows (generated ONNX table, opset-18 and opset-19 additions, opsets 20+,
+// ai.onnx.preview) with
 // the inference functions of the op families into the list the core's registry starts from.
 #include "builtin_schemas.hpp"
 
@@ -47,6 +48,7 @@ std::vector<BuiltinSchema> build() {
   for (const SchemaRow& row : opset18_schema_rows()) add(row);
   for (const SchemaRow& row : opset19_schema_rows()) add(row);
   for (const SchemaRow& row : newer_schema_rows()) add(row);
+  for (const SchemaRow& row : preview_schema_rows()) add(row);
   return schemas;
 }
 
@@ -59,8 +61,8 @@ std::vector<std::string> infer_entry_problems() {
     for (const InferEntry& e : family()) all.push_back(&e);
   auto rows_of = [](const InferEntry& e) {
     int matched = 0;
-    for (auto table :
-         {onnx_schema_rows(), opset18_schema_rows(), opset19_schema_rows(), newer_schema_rows()})
+    for (auto table : {onnx_schema_rows(), opset18_schema_rows(), opset19_schema_rows(),
+                       newer_schema_rows(), preview_schema_rows()})
       for (const SchemaRow& row : table)
         if (std::string_view(row.domain) == e.domain &&
             std::string_view(row.op_type) == e.op_type && row.since_version >= e.first_version &&

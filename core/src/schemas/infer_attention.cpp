@@ -1,4 +1,5 @@
-// Shape inference of Attention (opsets 23-25; see newer_schema_table.cpp).
+// Shape inference of Attention (opsets 23-25; see newer_schema_table.cpp) and FlexAttention
+// (ai.onnx.preview 1, at the end).
 //
 // Attention(Q, K, V, attn_mask?, past_key?, past_value?, nonpad_kv_seqlen? (24+))
 //   -> Y, present_key?, present_value?, qk_matmul_output?
@@ -199,8 +200,38 @@ void attention(NodeView& v) {
   v.set_output(3, t1, Dims{e.batch, e.hq, e.sq, total});
 }
 
+// FlexAttention (ai.onnx.preview 1): Q [B, Hq, L, E], K [B, Hkv, S, E], V [B, Hkv, S, Ev], all
+// of one type, Hq a multiple of Hkv -> Y [B, Hq, L, Ev]. The score_mod/prob_mod subgraphs keep
+// the [B, Hq, L, S] shape (the kernel checks what they return).
+void flex_attention(NodeView& v) {
+  const loom_dtype_t t = v.dtype(0);
+  for (size_t i = 1; i < 3; ++i)
+    if (t != LOOM_DTYPE_UNDEFINED && v.dtype(i) != LOOM_DTYPE_UNDEFINED && v.dtype(i) != t)
+      v.fail(std::string("Q, K and V must share a type, input ") + std::to_string(i) + " is " +
+             sdk::dtype_name(v.dtype(i)) + " and Q " + sdk::dtype_name(t));
+  for (size_t i = 0; i < 3; ++i)
+    if (v.rank(i) >= 0 && v.rank(i) != 4)
+      v.fail("Q, K and V must be 4-D, input " + std::to_string(i) + " has rank " +
+             std::to_string(v.rank(i)));
+  const auto dims = [&](size_t i) {
+    std::optional<Dims> d = v.shape(i);
+    return d ? *d : Dims(4, kUnknownDim);
+  };
+  const Dims q = dims(0), k = dims(1), val = dims(2);
+  const int64_t batch =
+      merge_dim(v, merge_dim(v, q[0], k[0], "Q and K batch sizes"), val[0], "Q and V batch sizes");
+  const int64_t hkv = merge_dim(v, k[1], val[1], "K and V head counts");
+  if (q[1] >= 0 && hkv > 0 && q[1] % hkv != 0)
+    v.fail("Q's " + std::to_string(q[1]) + " heads are not a multiple of K's " +
+           std::to_string(hkv));
+  merge_dim(v, k[2], val[2], "K and V sequence lengths");
+  merge_dim(v, q[3], k[3], "Q and K head sizes");
+  v.set_output(0, t, Dims{batch, q[1], q[2], val[3]});
+}
+
 const InferEntry kEntries[] = {
     {"", "Attention", adapt<attention>, 23},
+    {"ai.onnx.preview", "FlexAttention", adapt<flex_attention>, 1},
 };
 
 }  // namespace

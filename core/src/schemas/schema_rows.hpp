@@ -28,6 +28,8 @@ std::span<const SchemaRow> opset19_schema_rows();
 // Generated from the current backend suite's onnx by generate_newer_schema_table.py: opsets
 // 20..28 and ai.onnx.ml 4..5.
 std::span<const SchemaRow> newer_schema_rows();
+// ai.onnx.preview (preview_schema_table.cpp).
+std::span<const SchemaRow> preview_schema_rows();
 
 // One inference function for the versions [first_version, last_version] of an op; a schema
 // version takes the entry whose range contains its since_version. Most ops share one function
