@@ -353,12 +353,14 @@ static std::string primitive_detail(const dnnl::primitive& prim) {
   return detail;
 }
 
-// A primitive whose arguments (weights included) take at most this many bytes runs on the
-// calling thread alone. Waking oneDNN's OpenMP team and joining it costs 1 to 2 us a primitive on
-// 2 cores, more than the second thread saves on so little data: float_lstm.tflite (300 nodes of
-// an unrolled layer-normalized LSTM) 0.51 -> 0.17 ms, the VAD model 0.091 -> 0.071 ms, int8_cnn
-// 0.034 -> 0.026 ms; blazeface, landmark, CRNN and BERT unchanged. At 256 KiB landmark_like_int8
-// lost 9%.
+// A memory-bound primitive (anything but a convolution, matmul, inner product or RNN) whose
+// arguments take at most this many bytes runs on the calling thread alone. Waking oneDNN's
+// OpenMP team and joining it costs 1 to 2 us a primitive on 2 cores, more than the second thread
+// saves on so little data: float_lstm.tflite (300 nodes of an unrolled layer-normalized LSTM)
+// 0.51 -> 0.17 ms, the VAD model 0.091 -> 0.071 ms, int8_cnn 0.034 -> 0.026 ms; blazeface,
+// landmark, CRNN and BERT unchanged. Small int8 convolutions still gain from the team
+// (blazeface_like_int8 was 6% slower with them serial), and at 256 KiB landmark_like_int8 lost
+// 9%.
 constexpr size_t kSerialBytes = size_t{64} << 10;
 
 void Builder::add_step(dnnl::primitive prim, const std::vector<std::pair<int, int>>& args,
@@ -378,7 +380,10 @@ void Builder::add_step(dnnl::primitive prim, const std::vector<std::pair<int, in
   step.name = label;  // a node's step is renamed after its node by attribute_steps
   if (step.prim) {
     step.detail = primitive_detail(step.prim);
-    step.serial = bytes <= kSerialBytes;
+    using kind = dnnl::primitive::kind;
+    const kind k = step.prim.get_kind();
+    step.serial = bytes <= kSerialBytes && k != kind::convolution && k != kind::deconvolution &&
+                  k != kind::matmul && k != kind::inner_product && k != kind::rnn;
   }
   program_->steps.push_back(std::move(step));
   device_step_.push_back(false);
