@@ -84,69 +84,6 @@ bool is_reference(const dnnl::primitive_desc_base& pd) {
   return impl.find("ref") != std::string::npos;
 }
 
-// ---- Program ------------------------------------------------------------------------------
-
-void Program::run(std::span<void* const> inputs, std::span<const HostBlock> outs,
-                  const sdk::RunControl& control) {
-  // oneDNN parallelizes with OpenMP in the calling thread's team: set its size per run so
-  // --threads holds whichever thread the core runs us on.
-  omp_set_num_threads(options.threads);
-  auto bind = [&](int root, void* data) {
-    slots[root].mem.set_data_handle(data);
-    for (int a : aliases[root]) slots[a].mem.set_data_handle(data);
-  };
-  for (size_t i = 0; i < inputs.size() && i < input_slots.size(); ++i)
-    if (input_slots[i] >= 0) bind(input_slots[i], inputs[i]);
-  for (size_t i = 0; i < outs.size(); ++i) bind(outputs[i].slot, outs[i].data());
-  auto execute = [&](Step& s) {
-    if (s.kernel) {
-      s.kernel(s.args);
-    } else if (s.serial) {
-      // oneDNN sizes its parallel loops by omp_get_max_threads() at execution (the calling
-      // thread's setting), so this primitive runs inline, without an OpenMP region.
-      const int threads = omp_get_max_threads();
-      omp_set_num_threads(1);
-      s.prim.execute(stream, s.args);
-      omp_set_num_threads(threads);
-    } else {
-      s.prim.execute(stream, s.args);
-    }
-  };
-  // A cancelled run or one past its deadline ends between primitives (the CPU engine's stream
-  // executes each before returning; a poll is an atomic load and a clock read).
-  if (!control.profiling()) {
-    for (Step& s : steps) {
-      control.poll();
-      execute(s);
-    }
-    stream.wait();
-    return;
-  }
-  // Profiled (plugin ABI 1.5): each step is waited for, so that its time is its own work.
-  size_t next_free = 0;
-  auto report_step_free = [&](size_t before_step) {
-    for (; next_free < step_free_nodes.size() &&
-           step_free_nodes[next_free].before_step <= before_step;
-         ++next_free) {
-      const StepFreeNode& f = step_free_nodes[next_free];
-      const uint64_t now = sdk::RunControl::now_ns();
-      control.profile(f.name.c_str(), f.detail.c_str(), std::span<const int32_t>(&f.node, 1), now,
-                      now);
-    }
-  };
-  for (size_t i = 0; i < steps.size(); ++i) {
-    control.poll();
-    report_step_free(i);
-    Step& s = steps[i];
-    const uint64_t start = sdk::RunControl::now_ns();
-    execute(s);
-    stream.wait();
-    control.profile(s.name.c_str(), s.detail.empty() ? nullptr : s.detail.c_str(), s.nodes, start,
-                    sdk::RunControl::now_ns());
-  }
-  report_step_free(std::numeric_limits<size_t>::max());
-}
-
 // ---- Builder ------------------------------------------------------------------------------
 
 Builder::Builder(IrGraph& graph, const DeviceOptions& options, dnnl::engine engine)
@@ -632,9 +569,6 @@ std::unique_ptr<Program> Builder::build() {
       blocked_convolutions_ = blocked_convolutions_ || depthwise_2d(g_, n) ||
                               (program_->options.winograd != DeviceOptions::Winograd::kOff &&
                                winograd_candidate(g_, n));
-  // Per node: the constants it is the last reader of. Emitters read constants of the node
-  // they emit and of later nodes they fuse, never of earlier ones, so once the loop is past a
-  // constant's last reader nothing reads its bytes again except through keep_constant.
   // Emission order: node order, a deferred node (IrNode::emit_after) right after its node
   // (which may be deferred itself).
   std::vector<int> order;
@@ -655,6 +589,9 @@ std::unique_ptr<Program> Builder::build() {
     for (size_t i = 0; i < order.size(); ++i)
       position_[static_cast<size_t>(order[i])] = static_cast<int>(i);
   }
+  // Per node: the constants it is the last reader of. Emitters read constants of the node
+  // they emit and of later nodes they fuse, never of earlier ones, so once the loop is past a
+  // constant's last reader nothing reads its bytes again except through keep_constant.
   std::vector<std::vector<int>> last_read(g_.nodes.size());
   if (constant_copied_) {
     std::vector<int> last(g_.values.size(), -1);

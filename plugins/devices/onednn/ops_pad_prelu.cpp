@@ -15,7 +15,6 @@ using tag = dnnl::memory::format_tag;
 
 namespace {
 
-
 // The pads of a Pad node (ONNX order: begins of each axis, then ends) for an input of `rank`,
 // spread over every axis; `pads`/`axes` are the operands' integers (opset >= 11) or the
 // attribute (`axes` empty: every axis). Empty with `why` set when they do not fit the rank.
@@ -69,8 +68,7 @@ std::string why_pad_unsupported(const loom_graph_t& graph, const loom_node_t& no
       return "Pad with non-constant pads";
     pads = ints_of(p->data, p->data_size, p->dtype);
     Info c = in(2);
-    if (c &&
-        (!is_constant(c) || c->dtype != x->dtype || c->data_size != sdk::dtype_size(c->dtype)))
+    if (c && (!is_constant(c) || c->dtype != x->dtype || c->data_size != sdk::dtype_size(c->dtype)))
       return "Pad with a constant_value that is not a constant scalar of the input's type";
     Info a = in(3);
     if (a) {

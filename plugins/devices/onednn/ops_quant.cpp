@@ -346,12 +346,11 @@ void emit_requantize(Builder& b, int node) {
                      (g.nodes[c].op == "Conv" || g.nodes[c].op == "QLinearConv");
       if (!conv_readers) break;
     }
-    if (conv_readers && !g.value(y).graph_output)
-      out_md = dnnl::memory::desc(yd, out_type, tag::nhwc);
+    const bool to_nhwc = conv_readers && !g.value(y).graph_output;
+    if (to_nhwc) out_md = dnnl::memory::desc(yd, out_type, tag::nhwc);
     // A three-channel float image: the device's own kernel (ResNet-50's 1x3x224x224 input:
     // 0.087 ms as oneDNN's reorder, which transposes element by element).
-    if (out_md.data.format_kind == dnnl_blocked && out_md != with_type(md, out_type) &&
-        md.data_type() == dt::f32 && quantize_image_supported(yd[1])) {
+    if (to_nhwc && md.data_type() == dt::f32 && quantize_image_supported(yd[1])) {
       const int from = b.slot_of(x), out = b.define(y, out_md);
       const int64_t images = yd[0], pixels = yd[2] * yd[3];
       const bool is_signed = out_type == dt::s8;

@@ -40,21 +40,6 @@ bool Builder::residual_is_dead_after(int residual, int node, int add_node) {
   return true;
 }
 
-namespace {
-
-// A post-op operand's dims at the destination's rank: padded with leading 1s, or, above it (a
-// product computed in 2-D, ops_matmul.cpp), with its leading axes folded into one.
-std::vector<int64_t> operand_dims(const std::vector<int64_t>& dims, int dst_rank) {
-  std::vector<int64_t> padded = pad_rank(dims, static_cast<size_t>(dst_rank));
-  while (padded.size() > static_cast<size_t>(dst_rank)) {
-    padded[1] *= padded[0];
-    padded.erase(padded.begin());
-  }
-  return padded;
-}
-
-}  // namespace
-
 std::vector<FusionCandidate> Builder::fusion_candidates(int node, int value, size_t max_count) {
   std::vector<FusionCandidate> out;
   int v = value;
@@ -171,7 +156,13 @@ std::vector<std::pair<int, int>> Builder::append_post_ops(const std::vector<Fusi
         break;
       case FusionCandidate::Kind::kBinary: {
         const IrValue& o = g_.value(f.operand);
-        std::vector<int64_t> padded = operand_dims(o.dims, dst_rank);
+        // An operand of higher rank than the destination (a product computed in 2-D,
+        // ops_matmul.cpp) is seen with its leading axes folded into one.
+        std::vector<int64_t> padded = pad_rank(o.dims, static_cast<size_t>(dst_rank));
+        while (padded.size() > static_cast<size_t>(dst_rank)) {
+          padded[1] *= padded[0];
+          padded.erase(padded.begin());
+        }
         int s;
         if (static_cast<int>(o.dims.size()) == dst_rank && !o.constant()) {
           s = slot_of(f.operand);
