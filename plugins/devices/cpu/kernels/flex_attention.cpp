@@ -90,7 +90,9 @@ void flex_attention(KernelContext& ctx) {
   if (sdk::element_count(y) == 0) return;
   std::vector<double> qs = misc::read_as<double>(q, where + " Q");
   std::vector<double> ks = misc::read_as<double>(k, where + " K");
-  const std::vector<double> vs = misc::read_as<double>(v, where + " V");
+  // V in the softmax precision, as the reference casts it before probs @ V.
+  std::vector<double> vs = misc::read_as<double>(v, where + " V");
+  for (double& x : vs) x = round_to(precision, x);
   for (double& x : qs) x = round_to(q.dtype, x * root);
   for (double& x : ks) x = round_to(q.dtype, x * root);
 
@@ -129,8 +131,7 @@ void flex_attention(KernelContext& ctx) {
       for (int64_t i = 0; i < L; ++i)
         for (int64_t d = 0; d < Ev; ++d) {
           double acc = 0;
-          for (int64_t j = 0; j < S; ++j)
-            acc += ph[i * S + j] * round_to(precision, vh[j * Ev + d]);
+          for (int64_t j = 0; j < S; ++j) acc += ph[i * S + j] * vh[j * Ev + d];
           yh[i * Ev + d] = round_to(precision, acc);
         }
     }
