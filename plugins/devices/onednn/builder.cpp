@@ -39,6 +39,8 @@ dt memory_type(loom_dtype_t t) {
       return dt::s8;
     case LOOM_DTYPE_INT32:
       return dt::s32;
+    case LOOM_DTYPE_BOOL:  // one byte per element, 0 or 1: Attention's boolean attn_mask
+      return dt::u8;
     default:
       sdk::fail(LOOM_ERROR_UNSUPPORTED,
                 "onednn: no tensor of type " + std::string(sdk::dtype_name(t)) + " on this device");
@@ -130,7 +132,13 @@ int Builder::slot_of(int value) {
     return value_slot_[value] = s;
   }
   if (v.graph_input) {
-    int s = new_slot(plain_md(v.dims, memory_type(v.dtype)), SlotKind::kInput);
+    // An int64 tensor (RotaryEmbedding's position_ids) is held as its bytes: oneDNN 2.6 has no
+    // 64-bit integers, and only the device's own kernels read such a tensor (support.cpp).
+    const dnnl::memory::desc md =
+        v.dtype == LOOM_DTYPE_INT64
+            ? dnnl::memory::desc({v.elements() * 8}, dt::u8, dnnl::memory::format_tag::a)
+            : plain_md(v.dims, memory_type(v.dtype));
+    int s = new_slot(md, SlotKind::kInput);
     for (size_t i = 0; i < g_.inputs.size(); ++i)
       if (g_.inputs[i] == value) program_->input_slots[i] = s;
     return value_slot_[value] = s;

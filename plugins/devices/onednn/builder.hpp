@@ -173,7 +173,7 @@ class Builder {
   // Plain row-major layout of `value` in its current data type (reorders if blocked).
   int as_plain(int value);
   int as_plain(int value, dnnl::memory::data_type dt);
-  // A new slot produced by the step being emitted, bound to `value`.
+  // A new slot produced by the step being emitted, bound to `value` (-1: scratch of that step).
   int define(int value, const dnnl::memory::desc& md);
   const dnnl::memory::desc& slot_md(int slot) { return program_->slots[slot].md; }
   // A new slot viewing the bytes of `slot` through `md` (same size or smaller).

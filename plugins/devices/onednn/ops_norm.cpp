@@ -1,6 +1,8 @@
 // Normalizations: BatchNormalization with its running statistics (when no Conv absorbed it),
 // LayerNormalization over the trailing axes (also what rewrite_patterns makes of the
-// decomposed ReduceMean/Sub/Pow/Sqrt/Div pattern), Softmax and LogSoftmax.
+// decomposed ReduceMean/Sub/Pow/Sqrt/Div pattern), RMSNormalization, Softmax and LogSoftmax.
+#include <cmath>
+
 #include "builder.hpp"
 #include "softmax_rows.hpp"
 
@@ -69,6 +71,55 @@ void emit_layer_norm(Builder& b, int node) {
              "LayerNormalization " + std::string(n.view->name) + " [" + pd.impl_info_str() + "]");
 }
 
+// RMSNormalization (opset 23): Y = X / sqrt(mean(X^2 over [axis, rank)) + epsilon) * scale.
+// oneDNN 2.6's layer normalization has no RMS mode (3.x added it), so this is the device's own
+// loop, vectorized by the compiler: one pass for the sum of squares, one for the scaled output.
+void rms_norm_rows(const float* x, const float* scale, bool scalar_scale, float* y, int64_t rows,
+                   int64_t len, float epsilon) {
+  // Split over the OpenMP team only where rows are many: a decode step's single row would pay
+  // more for waking the team than the row costs.
+#pragma omp parallel for schedule(static) if (rows * len >= (int64_t{1} << 15))
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * len;
+    float* out = y + r * len;
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < len; ++j) sum += in[j] * in[j];
+    const float inv = 1.f / std::sqrt(sum / static_cast<float>(len) + epsilon);
+    if (scalar_scale) {
+      const float k = inv * scale[0];
+#pragma omp simd
+      for (int64_t j = 0; j < len; ++j) out[j] = in[j] * k;
+    } else {
+#pragma omp simd
+      for (int64_t j = 0; j < len; ++j) out[j] = in[j] * inv * scale[j];
+    }
+  }
+}
+
+void emit_rms_norm(Builder& b, int node) {
+  IrGraph& g = b.ir();
+  const IrNode& n = g.nodes[node];
+  sdk::Attributes attrs(*n.view);
+  int x = n.inputs[0], scale = n.inputs[1], y = n.outputs[0];
+  const std::vector<int64_t>& xd = g.value(x).dims;
+  const int64_t axis = sdk::normalize_axis(attrs.get_int("axis", -1),
+                                           static_cast<int64_t>(xd.size()), "RMSNormalization");
+  const int64_t rows = product(xd, 0, static_cast<size_t>(axis));
+  const int64_t len = product(xd, static_cast<size_t>(axis), xd.size());
+  const bool scalar_scale = g.value(scale).elements() == 1;
+  const float epsilon = attrs.get_float("epsilon", 1e-5f);
+  int out = b.define(y, plain_md(xd, dnnl::memory::data_type::f32));
+  b.add_kernel_step(
+      [rows, len, scalar_scale, epsilon](const std::unordered_map<int, dnnl::memory>& mem) {
+        auto data = [&](int arg) { return static_cast<float*>(mem.at(arg).get_data_handle()); };
+        rms_norm_rows(data(DNNL_ARG_SRC), data(DNNL_ARG_SCALE), scalar_scale, data(DNNL_ARG_DST),
+                      rows, len, epsilon);
+      },
+      {{DNNL_ARG_SRC, b.as_plain(x)}, {DNNL_ARG_SCALE, b.as_plain(scale)}, {DNNL_ARG_DST, out}},
+      "RMSNormalization " + std::string(n.view->name) + " [loom rows]", "loom rms_norm");
+}
+
 void emit_softmax(Builder& b, int node) {
   IrGraph& g = b.ir();
   const IrNode& n = g.nodes[node];
@@ -130,6 +181,7 @@ void emit_normalization(Builder& b, int node) {
   const std::string& op = b.ir().nodes[node].op;
   if (op == "BatchNormalization") return emit_batch_norm(b, node);
   if (op == "LayerNormalization") return emit_layer_norm(b, node);
+  if (op == "RMSNormalization") return emit_rms_norm(b, node);
   emit_softmax(b, node);
 }
 
@@ -147,6 +199,27 @@ std::string check_layer_norm(const loom_graph_t&, const loom_node_t& node) {
   return has_extra_outputs(node, 1) ? "Mean/InvStdDev outputs" : "";
 }
 
+// Scale must be one value or exactly the normalized extents (leading 1s allowed): other
+// broadcasts, and stash types other than float, stay with the cpu device.
+std::string check_rms_norm(const loom_graph_t& graph, const loom_node_t& node) {
+  sdk::Attributes attrs(node);
+  if (attrs.get_int("stash_type", LOOM_DTYPE_FLOAT32) != LOOM_DTYPE_FLOAT32)
+    return "stash_type other than float";
+  Info x = sdk::node_input(graph, node, 0), scale = sdk::node_input(graph, node, 1);
+  if (!known_shape(x) || !known_shape(scale) || x->rank == 0) return "shape unknown";
+  const int64_t axis = attrs.get_int("axis", -1);
+  if (axis < -x->rank || axis >= x->rank) return "axis out of range";
+  const int32_t first = static_cast<int32_t>(axis < 0 ? axis + x->rank : axis);
+  if (sdk::element_count(scale->rank, scale->dims) == 1) return "";
+  if (scale->rank > x->rank) return "scale of higher rank than X";
+  for (int32_t d = 0; d < scale->rank; ++d) {
+    const int32_t xd = x->rank - scale->rank + d;
+    if (xd < first ? scale->dims[d] != 1 : scale->dims[d] != x->dims[xd])
+      return "scale broadcast within the normalized axes";
+  }
+  return "";
+}
+
 std::string check_softmax(const loom_graph_t&, const loom_node_t&) {
   return "";
 }
@@ -155,6 +228,7 @@ std::string check_softmax(const loom_graph_t&, const loom_node_t&) {
 
 LOOM_ONEDNN_OP("BatchNormalization", check_batch_norm, emit_normalization);
 LOOM_ONEDNN_OP("LayerNormalization", check_layer_norm, emit_normalization);
+LOOM_ONEDNN_OP("RMSNormalization", check_rms_norm, emit_normalization);
 LOOM_ONEDNN_OP("Softmax", check_softmax, emit_normalization);
 LOOM_ONEDNN_OP("LogSoftmax", check_softmax, emit_normalization);
 

@@ -1,5 +1,6 @@
 #include "softmax_rows.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -41,14 +42,20 @@ __attribute__((target("avx512f"))) inline __m512 exp_nonpositive(__m512 x) {
 
 // One row in three passes: the max; exp(x - max) and its sum (softmax stores the exps); then
 // the scale by 1/sum, or (x - max) - log(sum). The last partial vector goes through masks.
+// With `masked_rows`, a row whose maximum is -inf becomes 0 (otherwise -inf - -inf gives NaN).
 __attribute__((target("avx512f"))) void row_avx512(const float* in, float* out, int64_t len,
-                                                   bool log) {
+                                                   bool log, bool masked_rows = false) {
   const int64_t full = len / 16 * 16;
   const auto tail = static_cast<__mmask16>((1u << (len - full)) - 1u);
   __m512 vmax = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   for (int64_t j = 0; j < full; j += 16) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(in + j));
   if (tail) vmax = _mm512_mask_max_ps(vmax, tail, vmax, _mm512_maskz_loadu_ps(tail, in + full));
-  const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
+  const float row_max = _mm512_reduce_max_ps(vmax);
+  if (masked_rows && row_max == -std::numeric_limits<float>::infinity()) {
+    std::fill(out, out + len, 0.f);
+    return;
+  }
+  const __m512 m = _mm512_set1_ps(row_max);
 
   __m512 vsum = _mm512_setzero_ps();
   for (int64_t j = 0; j < full; j += 16) {
@@ -103,5 +110,24 @@ bool softmax_rows_available() {
 void softmax_rows(const float*, float*, int64_t, int64_t, bool) {}
 
 #endif
+
+void softmax_row_inplace(float* row, int64_t len) {
+  if (len <= 0) return;
+#if defined(__x86_64__)
+  static const bool vector = softmax_rows_available();
+  if (vector) return row_avx512(row, row, len, false, true);
+#endif
+  float m = -std::numeric_limits<float>::infinity();
+  // A NaN propagates through the sum below: max() ignores it here, as the vector kernel's does.
+  for (int64_t j = 0; j < len; ++j) m = std::max(m, row[j]);
+  if (m == -std::numeric_limits<float>::infinity()) {
+    std::fill(row, row + len, 0.f);
+    return;
+  }
+  float sum = 0;
+  for (int64_t j = 0; j < len; ++j) sum += row[j] = std::exp(row[j] - m);
+  const float inv = 1.f / sum;
+  for (int64_t j = 0; j < len; ++j) row[j] *= inv;
+}
 
 }  // namespace loom::onednn

@@ -20,4 +20,10 @@ bool softmax_rows_available();
 // a NaN or +inf gives NaN throughout, as the reference does; -inf gives exactly 0 (log: -inf).
 void softmax_rows(const float* x, float* y, int64_t rows, int64_t len, bool log);
 
+// Softmax of one row in place on the calling thread, for kernels that build their rows
+// themselves (ops_attention.cpp); any CPU (AVX-512 where available). A row of only -inf (a query
+// whose every key is masked) becomes 0 rather than NaN, as ONNX Attention specifies; a row
+// holding a NaN or +inf gives NaN.
+void softmax_row_inplace(float* row, int64_t len);
+
 }  // namespace loom::onednn

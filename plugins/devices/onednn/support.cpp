@@ -116,15 +116,24 @@ std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node) 
     if (quantized || v->dtype == LOOM_DTYPE_FLOAT32) return false;
     return !(bytes_only && (v->dtype == LOOM_DTYPE_UINT8 || v->dtype == LOOM_DTYPE_INT8));
   };
+  // Attention's mask may be boolean, and its past key/value caches are empty on the first step
+  // of a generation (ops_attention.cpp never reads them then); RotaryEmbedding's position_ids
+  // are int64 (ops_rotary.cpp reads their bytes).
+  const bool attention = op == "Attention";
+  auto own_type = [&](size_t i, Info v) {
+    return (attention && i == 3 && v->dtype == LOOM_DTYPE_BOOL) ||
+           (op == "RotaryEmbedding" && i == 3 && v->dtype == LOOM_DTYPE_INT64);
+  };
   if (op != "Constant") {
     if (node.num_inputs == 0 || node.inputs[0] < 0) return "no data input";
     for (size_t i = 0; i < node.num_inputs && i < tensors; ++i) {
       Info v = sdk::node_input(graph, node, i);
       if (!v) continue;
-      if (wrong_type(v)) return std::string("input of type ") + sdk::dtype_name(v->dtype);
+      if (wrong_type(v) && !own_type(i, v))
+        return std::string("input of type ") + sdk::dtype_name(v->dtype);
       if (v->rank < 0 || v->rank > 12) return "input rank unknown or above 12";
       for (int32_t d = 0; d < v->rank; ++d)
-        if (v->dims[d] == 0) return "empty tensor";
+        if (v->dims[d] == 0 && !(attention && (i == 4 || i == 5) && d == 2)) return "empty tensor";
       if (data_dependent_shape(v)) return "input shape depends on data";
     }
   }

@@ -86,5 +86,25 @@ TEST(OnednnSoftmaxRows, MaskedAndNonFiniteRows) {
   }
 }
 
+// The in-place single-row form Attention uses: the same softmax on every CPU, and a row of
+// only -inf (a query with no visible key) gives 0, not NaN.
+TEST(OnednnSoftmaxRows, InPlaceRowAndFullyMaskedRow) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-20.f, 20.f);
+  for (int64_t len : {1, 15, 16, 17, 100, 513}) {
+    SCOPED_TRACE("length " + std::to_string(len));
+    std::vector<float> x(static_cast<size_t>(len));
+    for (float& v : x) v = dist(rng);
+    if (len > 3) x[2] = -kInf;
+    std::vector<double> want = reference_row(x.data(), len, false);
+    std::vector<float> y = x;
+    softmax_row_inplace(y.data(), len);
+    for (int64_t j = 0; j < len; ++j) EXPECT_NEAR(y[j], want[j], 1e-6 + 1e-5 * want[j]) << j;
+    std::vector<float> masked(static_cast<size_t>(len), -kInf);
+    softmax_row_inplace(masked.data(), len);
+    for (float v : masked) EXPECT_EQ(v, 0.f);
+  }
+}
+
 }  // namespace
 }  // namespace loom::onednn
