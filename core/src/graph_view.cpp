@@ -58,6 +58,7 @@ void GraphView::fill_constant(ValueStore& store, const ConstantData& c, const st
   store.info.data = c.data;
   store.info.data_size = c.size;
   store.info.arena_offset = -1;
+  store.info.content_id = c.content_id;
 }
 
 int32_t GraphView::add_value(int value_id, uint32_t extra_flags) {

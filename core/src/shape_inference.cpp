@@ -145,6 +145,7 @@ std::vector<loom_inferred_t> infer_tensor_node(const Graph& g, size_t k,
       info.flags = LOOM_VALUE_CONSTANT;
       info.data = v.constant->data;
       info.data_size = v.constant->size;
+      info.content_id = v.constant->content_id;
     }
     ptrs[i] = &info;
   }

@@ -15,7 +15,13 @@ model. Outputs: the block's hidden state and present_key/present_value per layer
 
 Phases (each with its own fixed-seed inputs):
   prompt   seq 128 (--prompt), past 0: the prefill of a 128-token prompt
-  decode   seq 1, past 512 (--cache): one generated token against a 512-token cache
+  decode   seq 1, past 512 (--cache-len): one generated token against a 512-token cache
+  generate a generation loop as an application runs it: one session, --steps decode steps,
+           each feeding the previous step's present key/value as its past (the cache grows
+           from --cache-len tokens by one a step, so every step has a new shape); Loom through
+           its Python package (`loom`, from --loom-python, default <infer-run's build>/python),
+           ORT in its venv; reported per step: the median and the mean (which carries the
+           steps that had to plan for a new shape), and the first step
 
 Per phase, ROUNDS rounds alternate Loom (infer-run --device onednn,cpu) and ONNX Runtime (one
 session, intra_op_num_threads=--threads, inter_op 1, all graph optimizations) with the same
@@ -176,6 +182,79 @@ def ensure_model(args):
 
 # ---- running ---------------------------------------------------------------------------------
 
+def generate_worker(args):
+    """Runs a generation loop in this process (Loom or ORT); prints per-step milliseconds."""
+    import time
+    import numpy as np
+    rng = np.random.default_rng(3)
+    if args.generate_worker == "loom":
+        sys.path.insert(0, args.loom_python)
+        import loom
+        session = loom.InferenceSession(args.model_file, devices=args.device.split(","),
+                                        threads=args.threads)
+    else:
+        import onnxruntime as ort
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = args.threads
+        options.inter_op_num_threads = 1
+        session = ort.InferenceSession(args.model_file, options,
+                                       providers=["CPUExecutionProvider"])
+    past = {}
+    for layer in range(args.layers):
+        for kind in ("key", "value"):
+            past[f"l{layer}_past_{kind}"] = rng.standard_normal(
+                (1, args.kv_heads, args.cache_len, args.head)).astype(np.float32)
+    steps_ms = []
+    for step in range(args.steps):
+        position = args.cache_len + step
+        feeds = {"hidden": rng.standard_normal((1, 1, args.hidden)).astype(np.float32),
+                 "position_ids": np.array([[position]], dtype=np.int64), **past}
+        start = time.perf_counter()
+        outputs = session.run(None, feeds)
+        steps_ms.append((time.perf_counter() - start) * 1000.0)
+        for layer in range(args.layers):
+            past[f"l{layer}_past_key"] = outputs[1 + 2 * layer]
+            past[f"l{layer}_past_value"] = outputs[2 + 2 * layer]
+    print(json.dumps({"steps_ms": steps_ms, "last_output": outputs[0].ravel().tolist()}))
+
+
+def bench_generate(args, python, model_path):
+    """The generation loop on both runtimes, alternating rounds."""
+    import subprocess
+    loom_python = args.loom_python or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(args.infer_run))), "python")
+    runs = {"loom": [], "ort": []}
+    outputs = {}
+    for round_index in range(args.rounds):
+        for runtime, interpreter in (("loom", sys.executable), ("ort", python)):
+            command = [interpreter, os.path.abspath(__file__), "--generate-worker", runtime,
+                       "--model-file", model_path, "--loom-python", loom_python]
+            for name in ("device", "threads", "steps", "cache_len", "layers", "kv_heads", "head",
+                         "hidden"):
+                command += ["--" + name.replace("_", "-"), str(getattr(args, name))]
+            result = subprocess.run(command, check=True, capture_output=True, text=True)
+            report = json.loads(result.stdout)
+            runs[runtime].append(report["steps_ms"])
+            outputs[runtime] = report["last_output"]
+        log(f"  generate round {round_index + 1}: Loom mean "
+            f"{statistics.mean(runs['loom'][-1]):.3f} ms, ORT "
+            f"{statistics.mean(runs['ort'][-1]):.3f} ms")
+    import numpy as np
+    a, b = np.array(outputs["loom"], np.float64), np.array(outputs["ort"], np.float64)
+    cosine = float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+    def summary(rounds):
+        return (statistics.median(statistics.median(r) for r in rounds),
+                statistics.median(statistics.mean(r) for r in rounds),
+                statistics.median(r[0] for r in rounds))
+    loom_median, loom_mean, loom_first = summary(runs["loom"])
+    ort_median, ort_mean, ort_first = summary(runs["ort"])
+    return {"phase": "generate", "loom_ms": loom_median, "ort_ms": ort_median,
+            "ratio": loom_median / ort_median, "loom_mean_ms": loom_mean, "ort_mean_ms": ort_mean,
+            "mean_ratio": loom_mean / ort_mean, "loom_first_ms": loom_first,
+            "ort_first_ms": ort_first, "cosine": cosine, "max_abs": float(np.max(np.abs(a - b))),
+            "devices": "?"}
+
 def bench_phase(args, python, model_path, name, inputs, tmp):
     loom_dir = os.path.join(tmp, "loom-" + name)
     os.makedirs(loom_dir, exist_ok=True)
@@ -206,7 +285,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3, help="alternating Loom/ORT rounds")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=10, help="timed runs per round")
-    parser.add_argument("--phases", default="prompt,decode")
+    parser.add_argument("--phases", default="prompt,decode,generate")
     parser.add_argument("--prompt", type=int, default=128, help="prompt tokens")
     parser.add_argument("--cache-len", type=int, default=512, help="past tokens when decoding")
     parser.add_argument("--hidden", type=int, default=896)
@@ -220,7 +299,14 @@ def main():
     parser.add_argument("--venv", default=os.path.join(REPO, "build", "bench-venv"))
     parser.add_argument("--setup", action="store_true", help="only create the venv and the model")
     parser.add_argument("--json-out", help="also write the results to this file")
+    parser.add_argument("--steps", type=int, default=32, help="decode steps of the generate phase")
+    parser.add_argument("--loom-python", help="directory holding the loom package (generate)")
+    parser.add_argument("--generate-worker", choices=["loom", "ort"], help=argparse.SUPPRESS)
+    parser.add_argument("--model-file", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.generate_worker:
+        generate_worker(args)
+        return 0
     if args.heads % args.kv_heads or args.head % 2:
         parser.error("--heads must be a multiple of --kv-heads and --head even")
     if args.prompt + args.cache_len > args.max_positions:
@@ -238,18 +324,27 @@ def main():
     results = []
     with tempfile.TemporaryDirectory(prefix="loom-decoder-") as tmp:
         for name in [p for p in args.phases.split(",") if p]:
+            if name == "generate":
+                results.append(bench_generate(args, python, model_path))
+                continue
             if name not in phases:
-                parser.error(f"unknown phase {name}; choose from {', '.join(phases)}")
+                parser.error(f"unknown phase {name}; choose from {', '.join(phases)}, generate")
             results.append(bench_phase(args, python, model_path, name, phases[name], tmp))
     print(f"decoder block x{args.layers}: hidden {args.hidden}, heads {args.heads}/{args.kv_heads}"
           f" x {args.head}, intermediate {args.inter}; {args.threads} threads, ORT {ORT_VERSION}, "
           f"load {load:.2f}")
     print(f"| phase | Loom ms | ORT ms | Loom/ORT | cosine | max abs | Loom devices |")
     print("|---|---:|---:|---:|---:|---:|---|")
+    what = {"prompt": f"prompt {args.prompt}", "decode": f"decode, cache {args.cache_len}",
+            "generate": f"generate {args.steps} steps from cache {args.cache_len}, median step"}
     for r in results:
-        what = {"prompt": f"prompt {args.prompt}", "decode": f"decode, cache {args.cache_len}"}
         print(f"| {what[r['phase']]} | {r['loom_ms']:.3f} | {r['ort_ms']:.3f} | {r['ratio']:.2f}x"
               f" | {r['cosine']:.6f} | {r['max_abs']:.2e} | {r['devices']} |")
+    for r in results:
+        if r["phase"] == "generate":
+            print(f"generate: mean step Loom {r['loom_mean_ms']:.3f} ms, ORT {r['ort_mean_ms']:.3f}"
+                  f" ms ({r['mean_ratio']:.2f}x); first step Loom {r['loom_first_ms']:.1f} ms, ORT "
+                  f"{r['ort_first_ms']:.1f} ms")
     if args.json_out:
         with open(args.json_out, "w") as f:
             json.dump({"device": args.device, "threads": args.threads, "ort": ORT_VERSION,

@@ -1,4 +1,4 @@
-// The frozen layout of plugin ABI 1.0 and what 1.1, 1.2, 1.3, 1.4, 1.5 and 1.6 appended. Generated once from sdk/include/loom/plugin.h and
+// The frozen layout of plugin ABI 1.0 and what 1.1, 1.2, 1.3, 1.4, 1.5, 1.6 and 1.7 appended. Generated once from sdk/include/loom/plugin.h and
 // then kept by hand: a released layout must never change. When a minor version appends
 // members, ADD assertions for them; never edit the existing ones.
 #include <loom/plugin.h>
@@ -20,7 +20,9 @@ static_assert(offsetof(loom_value_info_t, flags) == 40, "ABI 1.0 layout of loom_
 static_assert(offsetof(loom_value_info_t, data) == 48, "ABI 1.0 layout of loom_value_info_t::data changed");
 static_assert(offsetof(loom_value_info_t, data_size) == 56, "ABI 1.0 layout of loom_value_info_t::data_size changed");
 static_assert(offsetof(loom_value_info_t, arena_offset) == 64, "ABI 1.0 layout of loom_value_info_t::arena_offset changed");
-static_assert(sizeof(loom_value_info_t) == 72, "ABI 1.0 layout of loom_value_info_t changed");
+// ABI 1.7 appended loom_value_info_t::content_id: the 1.0 prefix (72 bytes) is unchanged.
+static_assert(offsetof(loom_value_info_t, content_id) == 72, "ABI 1.7 layout of loom_value_info_t::content_id changed");
+static_assert(sizeof(loom_value_info_t) == 80, "ABI 1.7 layout of loom_value_info_t changed");
 static_assert(offsetof(loom_attribute_t, struct_size) == 0, "ABI 1.0 layout of loom_attribute_t::struct_size changed");
 static_assert(offsetof(loom_attribute_t, name) == 8, "ABI 1.0 layout of loom_attribute_t::name changed");
 static_assert(offsetof(loom_attribute_t, type) == 16, "ABI 1.0 layout of loom_attribute_t::type changed");
@@ -253,8 +255,8 @@ static_assert(LOOM_DTYPE_FLOAT8E4M3FN == 17 && LOOM_DTYPE_FLOAT8E4M3FNUZ == 18 &
                   LOOM_DTYPE_FLOAT6E2M3 == 27 && LOOM_DTYPE_FLOAT6E3M2 == 28,
               "ABI 1.6 dtype numbering changed");
 
-TEST(AbiLayout, VersionIsOnePointSix) {
-  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010006u);
+TEST(AbiLayout, VersionIsOnePointSeven) {
+  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010007u);
   EXPECT_EQ(LOOM_MAX_RANK, 16);
   EXPECT_EQ(LOOM_DTYPE_BFLOAT16, 16);
   EXPECT_EQ(LOOM_ATTR_STRINGS, 8);

@@ -5,6 +5,7 @@
 
 #include <loom/plugin.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -15,8 +16,23 @@
 
 namespace loom::core {
 
+// A number no constant of this process had before (ConstantData::content_id).
+inline uint64_t next_constant_content_id() {
+  static std::atomic<uint64_t> next{0};
+  return ++next;
+}
+
 // Host bytes of a constant. `owner` keeps them alive (a copy, or a mapping of the model file).
 struct ConstantData {
+  ConstantData() = default;
+  // Not copyable: a copy would carry the id below to bytes that may differ.
+  ConstantData(const ConstantData&) = delete;
+  ConstantData& operator=(const ConstantData&) = delete;
+
+  // These bytes' identity for devices (plugin ABI 1.7 content_id): unique per object, and a
+  // constant's bytes never change once it is in a graph, so equal ids mean equal bytes. The
+  // plans of other input shapes and other sessions of a model share the model's objects.
+  const uint64_t content_id = next_constant_content_id();
   loom_dtype_t dtype = LOOM_DTYPE_UNDEFINED;
   std::vector<int64_t> dims;
   const void* data = nullptr;
@@ -89,8 +105,8 @@ struct Attribute {
 struct Node {
   std::string name;
   std::string op_type;
-  std::string domain;  // "" = ONNX default domain
-  int64_t opset = 0;   // imported version of `domain`, set by validation
+  std::string domain;        // "" = ONNX default domain
+  int64_t opset = 0;         // imported version of `domain`, set by validation
   std::vector<int> inputs;   // value ids, -1 = omitted
   std::vector<int> outputs;  // value ids, -1 = omitted
   std::vector<Attribute> attributes;

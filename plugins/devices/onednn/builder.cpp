@@ -94,6 +94,7 @@ Builder::Builder(IrGraph& graph, const DeviceOptions& options, dnnl::engine engi
       value_slot_(graph.values.size(), -1),
       core_constants_read_(graph.values.size(), false),
       released_(graph.values.size(), false) {
+  hashed_at_start_ = shared_constant_stats().hashed_bytes;
   program_->engine = engine;
   program_->stream = dnnl::stream(engine);
   program_->options = options;
@@ -236,7 +237,7 @@ int Builder::constant_slot(const std::vector<float>& data, const std::vector<int
 }
 
 int Builder::constant_slot(const void* data, const dnnl::memory::desc& src_md,
-                           const dnnl::memory::desc& md) {
+                           const dnnl::memory::desc& md, uint64_t content_id) {
   // Shared with every other program that reordered the same bytes into the same layout (the
   // plans of other input shapes, other sessions of the model): shared_constants.hpp.
   std::shared_ptr<void> shared = shared_reordered_constant(
@@ -247,7 +248,22 @@ int Builder::constant_slot(const void* data, const dnnl::memory::desc& src_md,
         omp_set_num_threads(program_->options.threads);
         dnnl::reorder(src, dst).execute(program_->stream, src, dst);
         program_->stream.wait();
-      });
+      },
+      "", content_id);
+  void* block = shared.get();
+  program_->shared_constants.push_back(std::move(shared));
+  int s = new_slot(md, SlotKind::kConstant);
+  program_->slots[s].constant = block;
+  mem(s).set_data_handle(block);
+  return s;
+}
+
+int Builder::shared_constant_slot(const void* data, const dnnl::memory::desc& src_md,
+                                  const dnnl::memory::desc& md, const char* packing,
+                                  const std::function<void(void*)>& fill, uint64_t content_id) {
+  std::shared_ptr<void> shared = shared_reordered_constant(
+      data, src_md, md, [&] { return program_->constants->allocate_shared(md.get_size()); }, fill,
+      packing, content_id);
   void* block = shared.get();
   program_->shared_constants.push_back(std::move(shared));
   int s = new_slot(md, SlotKind::kConstant);
@@ -266,7 +282,16 @@ int Builder::constant_slot(const dnnl::memory::desc& md, const std::function<voi
 }
 
 int Builder::constant_slot(int value, const dnnl::memory::desc& md) {
-  return constant_slot(constant_floats(g_, value), g_.value(value).dims, md);
+  return value_constant_slot(value, plain_md(g_.value(value).dims, dt::f32), md);
+}
+
+int Builder::value_constant_slot(int value, const dnnl::memory::desc& src_md,
+                                 const dnnl::memory::desc& md) {
+  const IrValue& v = g_.value(value);
+  if (v.dtype == LOOM_DTYPE_FLOAT32 && v.data && v.data_size >= src_md.get_size())
+    return constant_slot(v.data, src_md, md, v.owned_data.empty() ? v.content_id : 0);
+  std::vector<float> converted = constant_floats(g_, value);
+  return constant_slot(converted.data(), src_md, md);
 }
 
 void Builder::add_kernel_step(
@@ -463,13 +488,15 @@ void Builder::plan_memory() {
   const bool huge_arena = program_->options.huge_pages && plan.arena_size >= kHugePageBytes;
   // Whether weights and activations together fit the last-level cache decides much of the
   // speed of small-spatial layers, so the debug log tells both.
-  sdk::log(LOOM_LOG_DEBUG, "onednn",
-           "memory: activations " + std::to_string(plan.arena_size >> 10) +
-               " KiB in one arena, constants " +
-               std::to_string(program_->constants->bytes() >> 10) +
-               " KiB; on huge pages: activations " +
-               std::to_string(huge_arena ? plan.arena_size >> 10 : 0) + " KiB, constants " +
-               std::to_string(program_->constants->huge_page_bytes() >> 10) + " KiB");
+  sdk::log(
+      LOOM_LOG_DEBUG, "onednn",
+      "memory: activations " + std::to_string(plan.arena_size >> 10) +
+          " KiB in one arena, constants " + std::to_string(program_->constants->bytes() >> 10) +
+          " KiB; on huge pages: activations " +
+          std::to_string(huge_arena ? plan.arena_size >> 10 : 0) + " KiB, constants " +
+          std::to_string(program_->constants->huge_page_bytes() >> 10) + " KiB; weights hashed " +
+          std::to_string((shared_constant_stats().hashed_bytes - hashed_at_start_) >> 10) +
+          " KiB (by every compile meanwhile)");
   if (planned.empty()) return;
   HostBlock arena =
       huge_arena ? allocate_host_huge(plan.arena_size, true) : allocate_host(plan.arena_size);

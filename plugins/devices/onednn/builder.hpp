@@ -185,11 +185,22 @@ class Builder {
                     const dnnl::memory::desc& md);
   int constant_slot(int value, const dnnl::memory::desc& md);
   // A constant of `md`'s size whose bytes `fill` writes in place (a layout oneDNN has no
-  // reorder to, e.g. matvec.hpp's packed weights).
+  // reorder to).
   int constant_slot(const dnnl::memory::desc& md, const std::function<void(void*)>& fill);
+  // The same for a layout of the device's own, named `packing` (matvec.hpp's "matvec"), made
+  // from the constant bytes `data` seen through `src_md`: shared with every program that packed
+  // the same bytes the same way (shared_constants.hpp), as constant_slot's reorders are.
+  int shared_constant_slot(const void* data, const dnnl::memory::desc& src_md,
+                           const dnnl::memory::desc& md, const char* packing,
+                           const std::function<void(void*)>& fill, uint64_t content_id = 0);
   // Same from raw f32 bytes seen through `src_md` (e.g. a permuted view of ONNX weights).
   int constant_slot(const void* data, const dnnl::memory::desc& src_md,
-                    const dnnl::memory::desc& md);
+                    const dnnl::memory::desc& md, uint64_t content_id = 0);
+  // Constant `value`'s values seen through `src_md` (f32), reordered into `md`: read where the
+  // core holds them when they are float32 (no copy; their ABI 1.7 content id spares the shared
+  // registry a hash), else converted to f32 first.
+  int value_constant_slot(int value, const dnnl::memory::desc& src_md,
+                          const dnnl::memory::desc& md);
   // Appends a primitive reading/writing the given (arg id, slot) pairs.
   void add_step(dnnl::primitive prim, const std::vector<std::pair<int, int>>& args,
                 const std::string& label);
@@ -255,6 +266,8 @@ class Builder {
   // Each node's index in emission order: node order, except that a node with an emit_after
   // follows that node (build()).
   std::vector<int> position_;
+  // shared_constant_stats().hashed_bytes when this compile began (for the debug log).
+  uint64_t hashed_at_start_ = 0;
   bool blocked_convolutions_ = false;
   int64_t block_width_ = 16;
   bool narrow_blocks_pay_ = false;

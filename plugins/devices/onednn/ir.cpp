@@ -92,6 +92,7 @@ IrGraph build_ir(const loom_graph_t& graph) {
     if ((in->flags & LOOM_VALUE_CONSTANT) && in->data) {
       v.data = in->data;
       v.data_size = in->data_size;
+      if (LOOM_HAS_MEMBER(in, loom_value_info_t, content_id)) v.content_id = in->content_id;
     }
   }
   for (size_t i = 0; i < graph.num_inputs; ++i) {

@@ -20,6 +20,9 @@ struct IrValue {
   std::vector<int64_t> dims;
   const void* data = nullptr;  // constant data (borrowed or owned_data)
   size_t data_size = 0;
+  // The host's identity of the constant's bytes (ABI 1.7; 0: none): shared_constants.hpp keys
+  // by it instead of hashing the bytes again. Only for `data` as the core handed it.
+  uint64_t content_id = 0;
   std::vector<unsigned char> owned_data;  // Constant nodes' tensors
   bool graph_input = false;
   bool graph_output = false;

@@ -242,7 +242,7 @@ void emit_convolution(Builder& b, int node) {
   if (!n.folded_weights.empty())
     weights = b.constant_slot(n.folded_weights, wdims, pd.weights_desc());
   else
-    weights = b.constant_slot(constant_floats(g, w), wdims, pd.weights_desc());
+    weights = b.value_constant_slot(w, plain_md(wdims, dt::f32), pd.weights_desc());
   std::vector<std::pair<int, int>> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}};
   if (has_bias) {
     std::vector<float> bv = n.folded_bias.empty() ? constant_floats(g, bias) : n.folded_bias;
@@ -301,10 +301,9 @@ bool emit_deconvolution_as_conv1x1(Builder& b, int node, const ConvGeometry& geo
                                                        w_any, tmp_md, one, zero, zero, zero);
   dnnl::convolution_forward::primitive_desc pd(d, b.engine());
   if (is_reference(pd)) return false;
-  std::vector<float> wv = constant_floats(g, w);
   std::vector<std::pair<int, int>> args{
       {DNNL_ARG_SRC, b.as(x, src_md)},
-      {DNNL_ARG_WEIGHTS, b.constant_slot(wv.data(), w_view, pd.weights_desc())}};
+      {DNNL_ARG_WEIGHTS, b.value_constant_slot(w, w_view, pd.weights_desc())}};
   if (bias >= 0) {
     // The bias of output channel m for each of its kh x kw positions.
     std::vector<float> bv = constant_floats(g, bias), repeated(static_cast<size_t>(K));
@@ -385,9 +384,8 @@ void emit_deconvolution(Builder& b, int node) {
         return dnnl::deconvolution_forward::primitive_desc(d, attr, b.engine());
       },
       post_args);
-  std::vector<float> wv = constant_floats(g, w);
   int weights =
-      b.constant_slot(wv.data(), dnnl::memory::desc(wdims, dt::f32, wstrides), pd.weights_desc());
+      b.value_constant_slot(w, dnnl::memory::desc(wdims, dt::f32, wstrides), pd.weights_desc());
   std::vector<std::pair<int, int>> args{{DNNL_ARG_SRC, b.as(x, pd.src_desc())},
                                         {DNNL_ARG_WEIGHTS, weights}};
   if (bias >= 0) args.emplace_back(DNNL_ARG_BIAS, b.constant_slot(bias, pd.bias_desc()));

@@ -74,9 +74,13 @@ void emit_matvec(Builder& bld, int node, const MatmulPlan& p) {
   // intermediate copy of the (largest) weights of the network.
   const float* b = static_cast<const float*>(g.value(p.b).data);
   bool trans_b = p.trans_b;
-  int weights = bld.constant_slot(
-      plain_md({matvec_packed_size(k, cols)}, dt::f32),
-      [&](void* block) { pack_matvec_weights(b, k, cols, trans_b, static_cast<float*>(block)); });
+  // Shared across programs (the plans of other input shapes: a generation loop's every step has
+  // a new cache length, and packing a 0.5B-model layer's weights anew took 2/3 of its compile).
+  int weights = bld.shared_constant_slot(
+      b, plain_md({k * cols}, dt::f32), plain_md({matvec_packed_size(k, cols)}, dt::f32),
+      trans_b ? "matvec, transposed" : "matvec",
+      [&](void* block) { pack_matvec_weights(b, k, cols, trans_b, static_cast<float*>(block)); },
+      g.value(p.b).owned_data.empty() ? g.value(p.b).content_id : 0);
   std::vector<std::pair<int, int>> args{{DNNL_ARG_SRC, bld.as_plain(p.a, dt::f32)},
                                         {DNNL_ARG_WEIGHTS, weights}};
   if (p.bias >= 0) {
@@ -228,8 +232,7 @@ void emit_plan(Builder& bld, int node, MatmulPlan& p) {
   int src = a_strided ? bld.slot_of(p.a) : bld.view(bld.as_plain(p.a, ct), src_md);
   int weights;
   if (const_b) {
-    std::vector<float> wv = constant_floats(g, p.b);
-    weights = bld.constant_slot(wv.data(), matrix_view(bd, dt::f32, p.trans_b), pd.weights_desc());
+    weights = bld.value_constant_slot(p.b, matrix_view(bd, dt::f32, p.trans_b), pd.weights_desc());
   } else {
     weights = b_strided ? bld.slot_of(p.b) : bld.view(bld.as_plain(p.b, ct), b_view);
   }

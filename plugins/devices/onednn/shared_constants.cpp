@@ -2,7 +2,9 @@
 
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <random>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -37,8 +39,10 @@ uint64_t load_le64(const unsigned char* p) {
 }
 
 struct Entry {
+  uint64_t content_id = 0;  // the host's id of the source bytes, 0 when none was given
   size_t bytes = 0;
   dnnl::memory::desc src_md, md;
+  std::string packing;
   std::weak_ptr<void> block;
 };
 
@@ -46,7 +50,10 @@ struct Registry {
   std::mutex mutex;
   uint64_t key[2] = {0, 0};
   std::unordered_map<uint64_t, std::vector<Entry>> entries;
-  uint64_t hits = 0, misses = 0;
+  // content_id -> hash of those bytes, for ids some live entry was made from (sweep() drops
+  // the rest, so the map is bounded by the live blocks).
+  std::unordered_map<uint64_t, uint64_t> hash_of_id;
+  uint64_t hits = 0, misses = 0, hashed_bytes = 0;
   size_t inserts_since_sweep = 0;
 
   Registry() {
@@ -55,10 +62,14 @@ struct Registry {
   }
   // Drops the entries whose block every program has let go.
   void sweep() {
+    std::unordered_map<uint64_t, uint64_t> live_ids;
     for (auto it = entries.begin(); it != entries.end();) {
       std::erase_if(it->second, [](const Entry& e) { return e.block.expired(); });
+      for (const Entry& e : it->second)
+        if (e.content_id) live_ids.emplace(e.content_id, it->first);
       it = it->second.empty() ? entries.erase(it) : std::next(it);
     }
+    hash_of_id = std::move(live_ids);
   }
 };
 
@@ -95,16 +106,26 @@ uint64_t siphash24(const uint64_t key[2], const void* bytes, size_t size) {
 std::shared_ptr<void> shared_reordered_constant(
     const void* data, const dnnl::memory::desc& src_md, const dnnl::memory::desc& md,
     const std::function<std::shared_ptr<void>()>& make,
-    const std::function<void(void* block)>& reorder_into) {
+    const std::function<void(void* block)>& reorder_into, const char* packing,
+    uint64_t content_id) {
   Registry& r = registry();
   const size_t src_bytes = src_md.get_size();
-  const uint64_t hash = siphash24(r.key, data, src_bytes);
+  std::optional<uint64_t> known;
+  if (content_id) {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto it = r.hash_of_id.find(content_id);
+    if (it != r.hash_of_id.end()) known = it->second;
+  }
+  // Hashed outside the lock: it is the slow part, and another compile may hash meanwhile.
+  const uint64_t hash = known ? *known : siphash24(r.key, data, src_bytes);
   // Held while a missing block is made: two sessions compiling the same model at once then
   // reorder each weight once between them, not once each.
   std::lock_guard<std::mutex> lock(r.mutex);
+  if (!known) r.hashed_bytes += src_bytes;
+  if (content_id) r.hash_of_id.emplace(content_id, hash);
   std::vector<Entry>& bucket = r.entries[hash];
   for (const Entry& e : bucket)
-    if (e.bytes == src_bytes && e.src_md == src_md && e.md == md)
+    if (e.bytes == src_bytes && e.src_md == src_md && e.md == md && e.packing == packing)
       if (std::shared_ptr<void> block = e.block.lock()) {
         ++r.hits;
         return block;
@@ -113,7 +134,7 @@ std::shared_ptr<void> shared_reordered_constant(
   std::shared_ptr<void> block = make();
   reorder_into(block.get());
   std::erase_if(bucket, [](const Entry& e) { return e.block.expired(); });
-  bucket.push_back({src_bytes, src_md, md, block});
+  bucket.push_back({content_id, src_bytes, src_md, md, packing, block});
   if (++r.inserts_since_sweep >= 1024) {
     r.sweep();
     r.inserts_since_sweep = 0;
@@ -127,6 +148,7 @@ SharedConstantStats shared_constant_stats() {
   SharedConstantStats s;
   s.hits = r.hits;
   s.misses = r.misses;
+  s.hashed_bytes = r.hashed_bytes;
   for (const auto& [hash, bucket] : r.entries)
     for (const Entry& e : bucket)
       if (!e.block.expired()) {

@@ -26,6 +26,9 @@
  *        float8 types, float8e8m0, float4e2m1, float6, int4/uint4 and int2/uint2. Each holds one
  *        element per byte (see loom_dtype_t). A plugin built before 1.6 never meets them from
  *        a 1.6 format unless it asks for them: a device checks the dtypes of what it claims.
+ *   1.7  loom_value_info_t::content_id: an identity of a constant's bytes, so that a device which
+ *        shares repacked weights between executables (the plans of other input shapes, other
+ *        sessions of one model) can recognize them without hashing them on every compile.
  *
  * Versioning rules
  *   - LOOM_ABI_VERSION = (major << 16) | minor. A plugin and a host of different majors never
@@ -66,7 +69,7 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------ */
 
 #define LOOM_ABI_VERSION_MAJOR 1
-#define LOOM_ABI_VERSION_MINOR 6
+#define LOOM_ABI_VERSION_MINOR 7
 #define LOOM_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
 #define LOOM_ABI_VERSION LOOM_MAKE_ABI_VERSION(LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR)
 #define LOOM_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -202,6 +205,11 @@ typedef struct loom_value_info_t {
                                   valid as long as any executable compiled from the view lives */
   size_t data_size;            /* bytes at `data` */
   int64_t arena_offset;        /* planned byte offset in the device arena, or -1 (see compile) */
+  /* 1.7. Of a constant: nonzero when the host vouches for its bytes: every constant seen with
+     this id, in any view and any session of this process, holds these same bytes (the host
+     never gives two contents one id), so a device may key what it derives from them by the id.
+     0: no such promise (compare the bytes). */
+  uint64_t content_id;
 } loom_value_info_t;
 
 typedef enum loom_attr_type_t {

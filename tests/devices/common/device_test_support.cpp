@@ -367,6 +367,40 @@ std::vector<std::string> run_model_capturing_log(
   return std::move(log.messages);
 }
 
+std::vector<std::string> run_model_capturing_log(
+    const ModelBuilder& model, const std::vector<std::vector<std::pair<std::string, Tensor>>>& runs,
+    const RunOptions& options, const std::string& source) {
+  LogCapture log;
+  log.source = source;
+  const std::string dir = plugin_dir();
+  const char* paths[] = {dir.c_str()};
+  loom_runtime_options_t ro{};
+  ro.struct_size = sizeof ro;
+  ro.num_plugin_paths = 1;
+  ro.plugin_paths = paths;
+  ro.log_level = LOOM_LOG_DEBUG;
+  ro.log_fn = capture_log;
+  ro.log_user = &log;
+  loom_runtime_t* raw_runtime = nullptr;
+  loom::check(loom_runtime_create(&ro, &raw_runtime));
+  std::unique_ptr<loom_runtime_t, void (*)(loom_runtime_t*)> runtime(raw_runtime,
+                                                                     loom_runtime_destroy);
+  const auto path = model.save();
+  {
+    ModelHandle handle = load_model(runtime.get(), path);
+    std::filesystem::remove(path);
+    loom_session_options_t o{};
+    o.struct_size = sizeof o;
+    o.devices = options.devices.c_str();
+    o.threads = options.threads;
+    o.no_fallback = options.no_fallback;
+    o.device_options = options.device_options.c_str();
+    TestSession session = open_session(runtime.get(), handle.get(), o);
+    for (const auto& inputs : runs) session.run(inputs);
+  }
+  return std::move(log.messages);
+}
+
 std::vector<Tensor> run_model(loom_runtime_t* runtime, const std::filesystem::path& model_path,
                               const std::vector<std::pair<std::string, Tensor>>& inputs,
                               const RunOptions& options) {

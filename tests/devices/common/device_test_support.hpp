@@ -189,6 +189,10 @@ void expect_control_flow_profiled(const std::string& family);
 std::vector<std::string> run_model_capturing_log(
     const ModelBuilder& model, const std::vector<std::pair<std::string, Tensor>>& inputs,
     const RunOptions& options, const std::string& source);
+// The same over several runs of one session (each a set of inputs: new shapes plan anew).
+std::vector<std::string> run_model_capturing_log(
+    const ModelBuilder& model, const std::vector<std::vector<std::pair<std::string, Tensor>>>& runs,
+    const RunOptions& options, const std::string& source);
 
 // The comparison tolerances of device outputs against the cpu reference device, per dtype:
 // |a - b| <= atol + rtol * |b|. Integer, bool and string outputs must be equal.
