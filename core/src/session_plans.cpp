@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "session.hpp"
 #include "status.hpp"
@@ -205,11 +206,14 @@ void Session::run_per_shape(const std::vector<std::string>& names,
     ShapePlan plan;
     plan.key = key;
     plan.shapes = shapes;
+    const auto start = std::chrono::steady_clock::now();
     plan.session = std::unique_ptr<Session>(new Session(*this, specialized, Specialized{}));
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     plan.bytes = plan.session->plan_cache_stats().bytes;
     runtime_.log(LOOM_LOG_INFO, "scheduler",
-                 fmt::format("planned for input shapes {} ({} bytes of compiled state)", shapes,
-                             plan.bytes));
+                 fmt::format("planned for input shapes {} in {:.2f} ms ({} bytes of compiled state)",
+                             shapes, ms, plan.bytes));
     shape_plan_bytes_ += plan.bytes;
     shape_plans_.push_front(std::move(plan));
     evict_plans();
