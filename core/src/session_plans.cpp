@@ -211,9 +211,10 @@ void Session::run_per_shape(const std::vector<std::string>& names,
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     plan.bytes = plan.session->plan_cache_stats().bytes;
-    runtime_.log(LOOM_LOG_INFO, "scheduler",
-                 fmt::format("planned for input shapes {} in {:.2f} ms ({} bytes of compiled state)",
-                             shapes, ms, plan.bytes));
+    runtime_.log(
+        LOOM_LOG_INFO, "scheduler",
+        fmt::format("planned for input shapes {} in {:.2f} ms ({} bytes of compiled state)", shapes,
+                    ms, plan.bytes));
     shape_plan_bytes_ += plan.bytes;
     shape_plans_.push_front(std::move(plan));
     evict_plans();
