@@ -310,5 +310,71 @@ TEST(OnednnRotary, PositionOutsideTheCachesFails) {
   std::filesystem::remove(path);
 }
 
+// A whole decoder layer as exported (symbolic sequence and past lengths; tests/bench/
+// decoder_block.py's graph at toy widths) runs on onednn alone and matches cpu, for the prompt
+// (an empty past) and for a decode step (a one-token query against the cache).
+TEST(OnednnDecoderLayer, PromptAndDecodeStepMatchCpu) {
+  constexpr int64_t hidden = 32, heads = 4, kv_heads = 2, head = 8, inter = 48, positions = 64;
+  ModelBuilder m(23);
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, -1, hidden});
+  m.input("ids", LOOM_DTYPE_INT64, {1, -1});
+  m.input("past_k", LOOM_DTYPE_FLOAT32, {1, kv_heads, -1, head});
+  m.input("past_v", LOOM_DTYPE_FLOAT32, {1, kv_heads, -1, head});
+  m.initializer("cos", random_tensor(LOOM_DTYPE_FLOAT32, {positions, head / 2}, 1));
+  m.initializer("sin", random_tensor(LOOM_DTYPE_FLOAT32, {positions, head / 2}, 2));
+  m.initializer("g1", random_tensor(LOOM_DTYPE_FLOAT32, {hidden}, 3, 0.5, 1.5));
+  m.initializer("g2", random_tensor(LOOM_DTYPE_FLOAT32, {hidden}, 4, 0.5, 1.5));
+  uint32_t seed = 10;
+  auto weight = [&](const std::string& name, int64_t rows, int64_t cols) {
+    m.initializer(name, random_tensor(LOOM_DTYPE_FLOAT32, {rows, cols}, seed++, -0.3, 0.3));
+  };
+  weight("wq", hidden, heads * head);
+  weight("wk", hidden, kv_heads * head);
+  weight("wv", hidden, kv_heads * head);
+  weight("wo", heads * head, hidden);
+  weight("wg", hidden, inter);
+  weight("wu", hidden, inter);
+  weight("wd", inter, hidden);
+  m.node("RMSNormalization", {"x", "g1"}, {"n1"}).f("epsilon", 1e-6f);
+  m.node("MatMul", {"n1", "wq"}, {"q"});
+  m.node("MatMul", {"n1", "wk"}, {"k"});
+  m.node("MatMul", {"n1", "wv"}, {"v"});
+  m.node("RotaryEmbedding", {"q", "cos", "sin", "ids"}, {"qr"}).i("num_heads", heads);
+  m.node("RotaryEmbedding", {"k", "cos", "sin", "ids"}, {"kr"}).i("num_heads", kv_heads);
+  m.node("Attention", {"qr", "kr", "v", "", "past_k", "past_v"}, {"a", "present_k", "present_v"})
+      .i("is_causal", 1)
+      .i("q_num_heads", heads)
+      .i("kv_num_heads", kv_heads);
+  m.node("MatMul", {"a", "wo"}, {"o"});
+  m.node("Add", {"x", "o"}, {"h"});
+  m.node("RMSNormalization", {"h", "g2"}, {"n2"}).f("epsilon", 1e-6f);
+  m.node("MatMul", {"n2", "wg"}, {"gate"});
+  m.node("MatMul", {"n2", "wu"}, {"up"});
+  m.node("Sigmoid", {"gate"}, {"gs"});
+  m.node("Mul", {"gate", "gs"}, {"silu"});
+  m.node("Mul", {"silu", "up"}, {"glu"});
+  m.node("MatMul", {"glu", "wd"}, {"down"});
+  m.node("Add", {"h", "down"}, {"y"});
+  m.output("y");
+  m.output("present_k");
+  m.output("present_v");
+  auto inputs = [&](int64_t seq, int64_t past) {
+    std::vector<int64_t> ids;
+    for (int64_t i = 0; i < seq; ++i) ids.push_back(past + i);
+    return Inputs{{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, seq, hidden}, 20)},
+                  {"ids", int64_tensor({1, seq}, ids)},
+                  {"past_k", random_tensor(LOOM_DTYPE_FLOAT32, {1, kv_heads, past, head}, 21)},
+                  {"past_v", random_tensor(LOOM_DTYPE_FLOAT32, {1, kv_heads, past, head}, 22)}};
+  };
+  {
+    SCOPED_TRACE("prompt of 7 tokens");
+    expect_matches_cpu(m, inputs(7, 0), onednn_only());
+  }
+  {
+    SCOPED_TRACE("decode step against 7 cached tokens");
+    expect_matches_cpu(m, inputs(1, 7), onednn_only());
+  }
+}
+
 }  // namespace
 }  // namespace loom::onednn_testing
