@@ -485,6 +485,19 @@ TEST(MlInference, ClassifiersRegressorsEncoders) {
                   LOOM_DTYPE_STRING, {1, 4});
 }
 
+// StringConcat broadcasts; StringSplit adds an axis of data-dependent extent and counts in int64.
+TEST(TextInference, StringConcatAndStringSplit) {
+  EXPECT_INFERRED(TestNode("StringConcat", 20)
+                      .input(LOOM_DTYPE_STRING, {3, 1})
+                      .input(LOOM_DTYPE_STRING, {4})
+                      .infer0(),
+                  LOOM_DTYPE_STRING, {3, 4});
+  std::vector<loom_inferred_t> split =
+      TestNode("StringSplit", 20).input(LOOM_DTYPE_STRING, {2, 3}).outputs(2).infer();
+  EXPECT_INFERRED(split[0], LOOM_DTYPE_STRING, {2, 3, -1});
+  EXPECT_INFERRED(split[1], I64, {2, 3});
+}
+
 TEST(SchemaLookup, ModelOpsOfResNetMobileNetBertHaveInference) {
   for (const char* op : {"Conv",
                          "Relu",

@@ -1,5 +1,6 @@
 // Text ops: StringNormalizer keeps the rank ([C] or [1, C]) but stop words may drop
-// elements, so the last extent is unknown unless no stop words are given.
+// elements, so the last extent is unknown unless no stop words are given. StringConcat
+// broadcasts; StringSplit adds an axis whose extent depends on the strings.
 #include "infer_util.hpp"
 
 namespace loom::core {
@@ -20,8 +21,29 @@ void string_normalizer(NodeView& v) {
   v.set_output(0, LOOM_DTYPE_STRING, in);
 }
 
+void string_concat(NodeView& v) {
+  for (size_t i = 0; i < 2; ++i)
+    if (v.dtype(i) != LOOM_DTYPE_UNDEFINED && v.dtype(i) != LOOM_DTYPE_STRING)
+      v.fail("input " + std::to_string(i) + " must be a string tensor");
+  std::optional<Dims> a = v.shape(0), b = v.shape(1);
+  v.set_output(0, LOOM_DTYPE_STRING,
+               a && b ? std::optional<Dims>(infer::broadcast(v, *a, *b)) : std::nullopt);
+}
+
+void string_split(NodeView& v) {
+  if (v.dtype(0) != LOOM_DTYPE_UNDEFINED && v.dtype(0) != LOOM_DTYPE_STRING)
+    v.fail("X must be a string tensor");
+  std::optional<Dims> in = v.shape(0);
+  std::optional<Dims> parts = in;
+  if (parts) parts->push_back(kUnknownDim);
+  v.set_output(0, LOOM_DTYPE_STRING, parts);
+  v.set_output(1, LOOM_DTYPE_INT64, in);
+}
+
 const InferEntry kEntries[] = {
     {"", "StringNormalizer", adapt<string_normalizer>},
+    {"", "StringConcat", adapt<string_concat>},
+    {"", "StringSplit", adapt<string_split>},
 };
 
 }  // namespace
