@@ -496,6 +496,8 @@ TEST(TextInference, StringConcatAndStringSplit) {
       TestNode("StringSplit", 20).input(LOOM_DTYPE_STRING, {2, 3}).outputs(2).infer();
   EXPECT_INFERRED(split[0], LOOM_DTYPE_STRING, {2, 3, -1});
   EXPECT_INFERRED(split[1], I64, {2, 3});
+  EXPECT_INFERRED(TestNode("RegexFullMatch", 20).input(LOOM_DTYPE_STRING, {4, 2}).infer0(),
+                  LOOM_DTYPE_BOOL, {4, 2});
 }
 
 TEST(SchemaLookup, ModelOpsOfResNetMobileNetBertHaveInference) {

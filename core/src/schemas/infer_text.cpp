@@ -1,6 +1,7 @@
 // Text ops: StringNormalizer keeps the rank ([C] or [1, C]) but stop words may drop
 // elements, so the last extent is unknown unless no stop words are given. StringConcat
-// broadcasts; StringSplit adds an axis whose extent depends on the strings.
+// broadcasts; StringSplit adds an axis whose extent depends on the strings; RegexFullMatch gives
+// one bool per string.
 #include "infer_util.hpp"
 
 namespace loom::core {
@@ -40,7 +41,14 @@ void string_split(NodeView& v) {
   v.set_output(1, LOOM_DTYPE_INT64, in);
 }
 
+void regex_full_match(NodeView& v) {
+  if (v.dtype(0) != LOOM_DTYPE_UNDEFINED && v.dtype(0) != LOOM_DTYPE_STRING)
+    v.fail("X must be a string tensor");
+  v.set_output(0, LOOM_DTYPE_BOOL, v.shape(0));
+}
+
 const InferEntry kEntries[] = {
+    {"", "RegexFullMatch", adapt<regex_full_match>},
     {"", "StringNormalizer", adapt<string_normalizer>},
     {"", "StringConcat", adapt<string_concat>},
     {"", "StringSplit", adapt<string_split>},

@@ -58,5 +58,27 @@ TEST(StringConcat, RefusesNonStringInputs) {
   EXPECT_THROW(h.run(1), std::runtime_error);
 }
 
+#if defined(LOOM_HAVE_RE2)
+// RE2 semantics: the whole string must match, UTF-8 is matched by code point; a pattern RE2
+// rejects is a model error that names it.
+TEST(RegexFullMatch, WholeStringsAndBadPatterns) {
+  KernelHarness h("RegexFullMatch", 20);
+  h.input(make_strings({3}, {"caf\xC3\xA9", "cafe", "cafes"}));
+  h.attr_string("pattern", "caf.");
+  EXPECT_EQ(testing::values_of<bool>(h.run(1)[0]), (std::vector<bool>{true, true, false}));
+  KernelHarness bad("RegexFullMatch", 20);
+  bad.input(make_strings({1}, {"x"}));
+  bad.attr_string("pattern", "(unclosed");
+  try {
+    bad.run(1);
+    ADD_FAILURE() << "an invalid pattern was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a valid RE2 regular expression"),
+              std::string::npos)
+        << e.what();
+  }
+}
+#endif
+
 }  // namespace
 }  // namespace loom::cpu
