@@ -168,6 +168,23 @@ class KernelHarness : public KernelContext {
     a.strings = string_lists_.back().data();
     a.count = string_lists_.back().size();
   }
+  // A tensor attribute (a constant, as a format hands it over).
+  void attr_tensor(const char* name, Tensor t) {
+    tensor_attrs_.push_back(std::move(t));
+    const Tensor& kept = tensor_attrs_.back();
+    loom_value_info_t info{};
+    info.struct_size = sizeof info;
+    info.name = names_.emplace_back(name).c_str();
+    info.dtype = kept.view.dtype;
+    info.rank = kept.view.rank;
+    info.dims = kept.view.dims;
+    info.flags = LOOM_VALUE_CONSTANT;
+    info.data = kept.view.data;
+    info.data_size = kept.view.byte_size;
+    info.arena_offset = -1;
+    tensor_infos_.push_back(info);
+    add_attr(name, LOOM_ATTR_TENSOR).tensor = &tensor_infos_.back();
+  }
   // A graph attribute; run_subgraph on `body.graph()` calls `fn`. `body` must outlive run().
   void attr_graph(const char* name, const BodyGraph& body, BodyFn fn) {
     add_attr(name, LOOM_ATTR_GRAPH).graph = &body.graph();
@@ -262,6 +279,8 @@ class KernelHarness : public KernelContext {
   std::deque<std::vector<int64_t>> int_lists_;
   std::deque<std::vector<float>> float_lists_;
   std::deque<std::vector<loom_string_t>> string_lists_;
+  std::deque<Tensor> tensor_attrs_;
+  std::deque<loom_value_info_t> tensor_infos_;
   std::vector<std::pair<const loom_graph_t*, BodyFn>> bodies_;
   int body_runs_ = 0;
 };
