@@ -250,25 +250,24 @@ int Builder::constant_slot(const void* data, const dnnl::memory::desc& src_md,
         program_->stream.wait();
       },
       "", content_id);
-  void* block = shared.get();
-  program_->shared_constants.push_back(std::move(shared));
-  int s = new_slot(md, SlotKind::kConstant);
-  program_->slots[s].constant = block;
-  mem(s).set_data_handle(block);
-  return s;
+  return held_constant_slot(md, std::move(shared));
 }
 
 int Builder::shared_constant_slot(const void* data, const dnnl::memory::desc& src_md,
                                   const dnnl::memory::desc& md, const char* packing,
                                   const std::function<void(void*)>& fill, uint64_t content_id) {
-  std::shared_ptr<void> shared = shared_reordered_constant(
-      data, src_md, md, [&] { return program_->constants->allocate_shared(md.get_size()); }, fill,
-      packing, content_id);
-  void* block = shared.get();
-  program_->shared_constants.push_back(std::move(shared));
+  return held_constant_slot(
+      md, shared_reordered_constant(
+              data, src_md, md, [&] { return program_->constants->allocate_shared(md.get_size()); },
+              fill, packing, content_id));
+}
+
+int Builder::held_constant_slot(const dnnl::memory::desc& md, std::shared_ptr<void> block) {
+  void* data = block.get();
+  program_->shared_constants.push_back(std::move(block));
   int s = new_slot(md, SlotKind::kConstant);
-  program_->slots[s].constant = block;
-  mem(s).set_data_handle(block);
+  program_->slots[s].constant = data;
+  mem(s).set_data_handle(data);
   return s;
 }
 

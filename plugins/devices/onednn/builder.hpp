@@ -251,6 +251,8 @@ class Builder {
   // Reports the constants no node after `node` reads (on_constant_copied).
   void release_constants_read_last_by(int node, const std::vector<std::vector<int>>& last_read);
   int new_slot(const dnnl::memory::desc& md, SlotKind kind, int root = -1);
+  // A constant slot of `md` over a block the program holds (shared_constants.hpp).
+  int held_constant_slot(const dnnl::memory::desc& md, std::shared_ptr<void> block);
   // The host copy of constant `value`'s bytes that lives as long as the program.
   const void* keep_constant(int value);
 

@@ -338,11 +338,10 @@ void capture_log(void* user, loom_log_level_t, const char* source, const char* m
 
 }  // namespace
 
-std::vector<std::string> run_model_capturing_log(
-    const ModelBuilder& model, const std::vector<std::pair<std::string, Tensor>>& inputs,
-    const RunOptions& options, const std::string& source) {
-  LogCapture log;
-  log.source = source;
+using RuntimeHandle = std::unique_ptr<loom_runtime_t, void (*)(loom_runtime_t*)>;
+
+// A runtime of the build's plugins whose debug log goes to `log`.
+static RuntimeHandle capturing_runtime(LogCapture& log) {
   const std::string dir = plugin_dir();
   const char* paths[] = {dir.c_str()};
   loom_runtime_options_t ro{};
@@ -354,8 +353,15 @@ std::vector<std::string> run_model_capturing_log(
   ro.log_user = &log;
   loom_runtime_t* raw_runtime = nullptr;
   loom::check(loom_runtime_create(&ro, &raw_runtime));
-  std::unique_ptr<loom_runtime_t, void (*)(loom_runtime_t*)> runtime(raw_runtime,
-                                                                     loom_runtime_destroy);
+  return RuntimeHandle(raw_runtime, loom_runtime_destroy);
+}
+
+std::vector<std::string> run_model_capturing_log(
+    const ModelBuilder& model, const std::vector<std::pair<std::string, Tensor>>& inputs,
+    const RunOptions& options, const std::string& source) {
+  LogCapture log;
+  log.source = source;
+  RuntimeHandle runtime = capturing_runtime(log);
   const auto path = model.save();
   try {
     run_model(runtime.get(), path, inputs, options);
@@ -372,19 +378,7 @@ std::vector<std::string> run_model_capturing_log(
     const RunOptions& options, const std::string& source) {
   LogCapture log;
   log.source = source;
-  const std::string dir = plugin_dir();
-  const char* paths[] = {dir.c_str()};
-  loom_runtime_options_t ro{};
-  ro.struct_size = sizeof ro;
-  ro.num_plugin_paths = 1;
-  ro.plugin_paths = paths;
-  ro.log_level = LOOM_LOG_DEBUG;
-  ro.log_fn = capture_log;
-  ro.log_user = &log;
-  loom_runtime_t* raw_runtime = nullptr;
-  loom::check(loom_runtime_create(&ro, &raw_runtime));
-  std::unique_ptr<loom_runtime_t, void (*)(loom_runtime_t*)> runtime(raw_runtime,
-                                                                     loom_runtime_destroy);
+  RuntimeHandle runtime = capturing_runtime(log);
   const auto path = model.save();
   {
     ModelHandle handle = load_model(runtime.get(), path);
