@@ -340,6 +340,17 @@ void capture_log(void* user, loom_log_level_t, const char* source, const char* m
 
 using RuntimeHandle = std::unique_ptr<loom_runtime_t, void (*)(loom_runtime_t*)>;
 
+// The session options of `options` (its strings must outlive the returned struct).
+static loom_session_options_t session_options(const RunOptions& options) {
+  loom_session_options_t o{};
+  o.struct_size = sizeof o;
+  o.devices = options.devices.c_str();
+  o.threads = options.threads;
+  o.no_fallback = options.no_fallback;
+  o.device_options = options.device_options.c_str();
+  return o;
+}
+
 // A runtime of the build's plugins whose debug log goes to `log`.
 static RuntimeHandle capturing_runtime(LogCapture& log) {
   const std::string dir = plugin_dir();
@@ -383,13 +394,7 @@ std::vector<std::string> run_model_capturing_log(
   {
     ModelHandle handle = load_model(runtime.get(), path);
     std::filesystem::remove(path);
-    loom_session_options_t o{};
-    o.struct_size = sizeof o;
-    o.devices = options.devices.c_str();
-    o.threads = options.threads;
-    o.no_fallback = options.no_fallback;
-    o.device_options = options.device_options.c_str();
-    TestSession session = open_session(runtime.get(), handle.get(), o);
+    TestSession session = open_session(runtime.get(), handle.get(), session_options(options));
     for (const auto& inputs : runs) session.run(inputs);
   }
   return std::move(log.messages);
@@ -401,12 +406,7 @@ std::vector<Tensor> run_model(loom_runtime_t* runtime, const std::filesystem::pa
   loom_model_t* raw_model = nullptr;
   loom::check(loom_model_load(runtime, model_path.string().c_str(), &raw_model));
   std::unique_ptr<loom_model_t, void (*)(loom_model_t*)> model(raw_model, loom_model_free);
-  loom_session_options_t o{};
-  o.struct_size = sizeof o;
-  o.devices = options.devices.c_str();
-  o.threads = options.threads;
-  o.no_fallback = options.no_fallback;
-  o.device_options = options.device_options.c_str();
+  const loom_session_options_t o = session_options(options);
   loom_session_t* raw_session = nullptr;
   loom::check(loom_session_create(runtime, model.get(), &o, &raw_session));
   std::unique_ptr<loom_session_t, void (*)(loom_session_t*)> session(raw_session,
