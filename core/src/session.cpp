@@ -546,11 +546,6 @@ bool Session::refused_with_static_shapes(const PartitionProblem& problem,
 }
 
 // Which parts read each value, and which part makes it (-1: none, the application's).
-struct Session::PartLinks {
-  std::vector<std::set<size_t>> readers;
-  std::vector<int> producer_part;
-};
-
 Session::PartLinks Session::part_links() const {
   const Graph& g = *model_->graph;
   PartLinks links;
@@ -658,6 +653,10 @@ namespace {
 struct CopiedConstants {
   Session* session;
   std::vector<int> value_of;  // per view index: the releasable value id, or -1
+  // free_axis (ABI 1.8): the view's inputs, and the (value id, axis) pairs the device named.
+  const loom_graph_t* view = nullptr;
+  const std::vector<int>* inputs = nullptr;
+  std::vector<std::pair<int, int32_t>>* free_axes = nullptr;
 };
 
 }  // namespace
@@ -698,6 +697,21 @@ void Session::compile_part(size_t s, const PartLinks& links, const std::set<int>
       return;
     c->session->release_constant(c->value_of[index]);
     c->value_of[index] = -1;
+  };
+  copied.view = args.graph;
+  copied.inputs = &part.inputs;
+  copied.free_axes = &part.free_axes;
+  args.free_axis = [](void* user, int32_t input, int32_t axis) {
+    auto* c = static_cast<CopiedConstants*>(user);
+    // A device's word about an input it does not have, or an axis past its rank, is ignored.
+    if (input < 0 || static_cast<size_t>(input) >= c->inputs->size() ||
+        static_cast<size_t>(input) >= c->view->num_inputs)
+      return;
+    const loom_value_info_t& v = *c->view->values[c->view->inputs[input]];
+    if (axis < 0 || axis >= v.rank) return;
+    std::pair<int, int32_t> entry{(*c->inputs)[input], axis};
+    if (std::find(c->free_axes->begin(), c->free_axes->end(), entry) == c->free_axes->end())
+      c->free_axes->push_back(entry);
   };
   DeviceInstance& dev = *devices_[sg.device];
   loom_status_t* st = dev.api().compile(dev.handle(), &args, &part.exe);

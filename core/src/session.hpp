@@ -76,6 +76,8 @@ struct Prepared {
     std::unique_ptr<GraphView> view;
     loom_executable_t* exe = nullptr;  // null for control-flow steps
     size_t arena_bytes = 0;
+    // (input value id, axis) pairs the executable runs at any extent (ABI 1.8 free_axis).
+    std::vector<std::pair<int, int32_t>> free_axes;
   };
   std::vector<Part> parts;
   std::vector<ValueFacts> facts;
@@ -167,9 +169,13 @@ class Session {
   // static shapes everywhere. The children live in an LRU cache bounded in entries and bytes.
   struct ShapePlan {
     std::string key;     // signature: every non-constant tensor input's dtype and shape
-    std::string shapes;  // the same for people: "x=1x3x224x224, mask=1x128"
+    std::string shapes;  // the same for people: "x=1x3x224x224, mask=1x128" ("*": any extent)
     std::unique_ptr<Session> session;
     size_t bytes = 0;  // compiled state: arenas + constants its devices copied
+    // The signature's tensor inputs, and the (input, axis) pairs at which the plan also serves
+    // other extents (adopt_free_axes): a signature differing only there reuses it.
+    std::vector<std::pair<int, loom_tensor_t>> inputs;
+    std::vector<std::pair<int, int32_t>> free;
   };
   struct Specialized {};
   Session(const Session& parent, std::shared_ptr<Model> specialized, Specialized);
@@ -180,6 +186,15 @@ class Session {
   bool has_symbolic_inputs() const;
   void run_per_shape(const std::vector<std::string>& names, const std::vector<HostValue>& inputs,
                      const OutputSink& emit);
+  // A plan child's (input value id, axis) pairs at which every device that reads the input
+  // runs any extent (ABI 1.8), where nothing else depends on the extent: its folding read no
+  // input shape, and an extent one longer changes no shape outside the parts that declared it
+  // but graph outputs. The child then takes such runs as its own (its declared extent there
+  // becomes open and its signature skips it). Empty when anything disqualifies the plan.
+  std::vector<std::pair<int, int32_t>> adopt_free_axes();
+  // Whether `plan` serves the tensor inputs `bound` (per value id) as they are.
+  static bool plan_serves(const ShapePlan& plan, const std::vector<HostValue>& bound,
+                          const Graph& g);
   // Evicts least recently used plans until the cache is within its bounds (the front stays).
   void evict_plans();
   // Compiles the only signature a single-signature session can see, at creation.
@@ -250,7 +265,10 @@ class Session {
   std::unique_ptr<Prepared> prepare(const std::vector<ValueFacts>& input_facts,
                                     const std::set<int>& fed);
   // ---- prepare()'s steps (session.cpp) ----
-  struct PartLinks;
+  struct PartLinks {
+    std::vector<std::set<size_t>> readers;  // per value: the parts that read it
+    std::vector<int> producer_part;         // per value: the part that makes it, or -1
+  };
   PartLinks part_links() const;
   void connect_part(size_t s, const PartLinks& links, const std::set<int>& fed, Prepared& p) const;
   std::vector<ValueFacts> plan_part_memory(size_t s, Prepared& p) const;
@@ -293,7 +311,8 @@ class Session {
   std::list<ShapePlan> shape_plans_;  // most recently used first
   size_t shape_plan_bytes_ = 0;       // sum of their bytes
   uint64_t plan_hits_ = 0, plan_misses_ = 0, plan_evictions_ = 0;
-  size_t released_constants_ = 0;  // release_constant: how many, how many bytes
+  std::vector<std::pair<int, int32_t>> free_axes_;  // a plan child's adopted free axes
+  size_t released_constants_ = 0;                   // release_constant: how many, how many bytes
   size_t released_constant_bytes_ = 0;
 };
 

@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "session.hpp"
+#include "shape_inference.hpp"
 #include "status.hpp"
 
 namespace loom::core {
@@ -188,6 +189,12 @@ void Session::run_per_shape(const std::vector<std::string>& names,
   }
   auto it = std::find_if(shape_plans_.begin(), shape_plans_.end(),
                          [&](const ShapePlan& p) { return p.key == key; });
+  // A plan whose devices run any extent where this signature differs serves it as it is: a
+  // generation loop's cache grows by one at every step, and would otherwise plan every step.
+  if (it == shape_plans_.end())
+    it = std::find_if(shape_plans_.begin(), shape_plans_.end(), [&](const ShapePlan& p) {
+      return !p.free.empty() && plan_serves(p, bound.values, g);
+    });
   if (it != shape_plans_.end()) {
     ++plan_hits_;
     shape_plans_.splice(shape_plans_.begin(), shape_plans_, it);
@@ -215,11 +222,128 @@ void Session::run_per_shape(const std::vector<std::string>& names,
         LOOM_LOG_INFO, "scheduler",
         fmt::format("planned for input shapes {} in {:.2f} ms ({} bytes of compiled state)", shapes,
                     ms, plan.bytes));
+    for (int id : g.inputs) {
+      const HostValue& h = bound.values[id];
+      if (g.values[id].constant || g.values[id].kind != ValueKind::kTensor || !h.present ||
+          !h.is_tensor())
+        continue;
+      loom_tensor_t t = h.t;
+      t.data = nullptr;  // only the dtype and dims are kept
+      t.buffer = nullptr;
+      plan.inputs.emplace_back(id, t);
+    }
+    plan.free = plan.session->adopt_free_axes();
+    if (!plan.free.empty()) {
+      plan.shapes.clear();
+      for (const auto& [id, t] : plan.inputs) {
+        std::string dims;
+        for (int32_t d = 0; d < t.rank; ++d)
+          dims += (d ? "x" : "") +
+                  (std::count(plan.free.begin(), plan.free.end(), std::pair<int, int32_t>{id, d})
+                       ? std::string("*")
+                       : std::to_string(t.dims[d]));
+        plan.shapes += (plan.shapes.empty() ? "" : ", ") + g.values[id].name + "=" + dims;
+      }
+      runtime_.log(LOOM_LOG_INFO, "scheduler",
+                   fmt::format("the plan serves input shapes {} (\"*\": any extent, as its "
+                               "devices declared)",
+                               plan.shapes));
+    }
     shape_plan_bytes_ += plan.bytes;
     shape_plans_.push_front(std::move(plan));
     evict_plans();
   }
   shape_plans_.front().session->run_values(names, inputs, emit);
+}
+
+bool Session::plan_serves(const ShapePlan& plan, const std::vector<HostValue>& bound,
+                          const Graph& g) {
+  size_t matched = 0;
+  for (int id : g.inputs) {
+    const HostValue& h = bound[id];
+    if (g.values[id].constant || g.values[id].kind != ValueKind::kTensor || !h.present ||
+        !h.is_tensor())
+      continue;
+    auto in = std::find_if(plan.inputs.begin(), plan.inputs.end(),
+                           [id](const auto& entry) { return entry.first == id; });
+    if (in == plan.inputs.end()) return false;
+    const loom_tensor_t& t = in->second;
+    if (t.dtype != h.t.dtype || t.rank != h.t.rank) return false;
+    for (int32_t d = 0; d < t.rank; ++d)
+      if (t.dims[d] != h.t.dims[d] &&
+          !std::count(plan.free.begin(), plan.free.end(), std::pair<int, int32_t>{id, d}))
+        return false;
+    ++matched;
+  }
+  return matched == plan.inputs.size();
+}
+
+std::vector<std::pair<int, int32_t>> Session::adopt_free_axes() {
+  if (!current_ || prepared_.size() != 1) return {};
+  // Folding that did anything here (beyond the parent's folding of the symbolic model) read
+  // the fed shapes: a Shape whose result became a constant (position ids made from the cache
+  // length, a Reshape target) holds for these extents only.
+  const FoldStats& f = fold_stats_;
+  if (f.nodes || f.constants || f.constant_nodes || f.identities || f.noop_pads || f.fused_pads ||
+      f.omitted_outputs || f.evaluated_nodes)
+    return {};
+  const Graph& g = *model_->graph;
+  Prepared& p = *current_;
+  const PartLinks links = part_links();
+  // An axis counts where every part that reads the input declared it (a control-flow step
+  // declares nothing, so one reading the input disqualifies it).
+  std::vector<std::pair<int, int32_t>> free;
+  std::vector<bool> declaring(p.parts.size(), false);
+  for (size_t s = 0; s < p.parts.size(); ++s)
+    for (const auto& entry : p.parts[s].free_axes) {
+      const auto [id, axis] = entry;
+      if (!g.values[id].graph_input || g.values[id].constant || g.values[id].graph_output ||
+          std::count(free.begin(), free.end(), entry))
+        continue;
+      bool all = !links.readers[id].empty();
+      for (size_t r : links.readers[id]) {
+        const auto& axes = p.parts[r].free_axes;
+        all = all && std::count(axes.begin(), axes.end(), entry);
+      }
+      if (!all) continue;
+      free.push_back(entry);
+      for (size_t r : links.readers[id]) declaring[r] = true;
+    }
+  if (free.empty()) return {};
+  // Every free extent one longer, together (a cache's keys and values grow together): the
+  // shapes that change must stay inside the declaring parts, or be graph outputs.
+  std::vector<ValueFacts> grown(g.values.size());
+  for (int id : g.inputs) grown[id] = p.facts[id];
+  for (const auto& [id, axis] : free) {
+    ValueFacts& v = grown[id];
+    if (!v.known || axis >= v.shape.rank) return {};
+    v.shape.dims[axis] += 1;
+  }
+  try {
+    infer_shapes(g, runtime_.schemas, grown);
+  } catch (const std::exception&) {
+    return {};
+  }
+  for (size_t id = 0; id < g.values.size(); ++id) {
+    const Shape& a = p.facts[id].shape;
+    const Shape& b = grown[id].shape;
+    if (p.facts[id].known == grown[id].known && a.rank == b.rank && a.dims == b.dims) continue;
+    if (std::count_if(free.begin(), free.end(),
+                      [&](const auto& e) { return e.first == static_cast<int>(id); }))
+      continue;
+    const int producer = links.producer_part[id];
+    if (producer < 0 || !declaring[producer]) return {};
+    for (size_t r : links.readers[id])
+      if (r != static_cast<size_t>(producer)) return {};
+  }
+  // This session now takes those extents: its declared shapes leave them open (bind_inputs
+  // checks the rest) and its signature skips them, so its one plan is found for every run.
+  for (const auto& [id, axis] : free) model_->graph->values[id].shape.dims[axis] = -1;
+  free_axes_ = free;
+  auto node = prepared_.extract(prepared_.begin());
+  node.key() = signature_key(p.facts);
+  prepared_.insert(std::move(node));
+  return free;
 }
 
 void Session::evict_plans() {

@@ -168,7 +168,9 @@ static_assert(offsetof(loom_compile_args_t, arena_size) == 16, "ABI 1.0 layout o
 // bytes) is unchanged.
 static_assert(offsetof(loom_compile_args_t, constant_copied) == 24, "ABI 1.3 layout of loom_compile_args_t::constant_copied changed");
 static_assert(offsetof(loom_compile_args_t, host_user) == 32, "ABI 1.3 layout of loom_compile_args_t::host_user changed");
-static_assert(sizeof(loom_compile_args_t) == 40, "ABI 1.3 layout of loom_compile_args_t changed");
+// ABI 1.8 appended loom_compile_args_t::free_axis: the 1.3 prefix (40 bytes) is unchanged.
+static_assert(offsetof(loom_compile_args_t, free_axis) == 40, "ABI 1.8 layout of loom_compile_args_t::free_axis changed");
+static_assert(sizeof(loom_compile_args_t) == 48, "ABI 1.8 layout of loom_compile_args_t changed");
 static_assert(offsetof(loom_run_args_t, struct_size) == 0, "ABI 1.0 layout of loom_run_args_t::struct_size changed");
 static_assert(offsetof(loom_run_args_t, num_inputs) == 8, "ABI 1.0 layout of loom_run_args_t::num_inputs changed");
 static_assert(offsetof(loom_run_args_t, inputs) == 16, "ABI 1.0 layout of loom_run_args_t::inputs changed");
@@ -255,8 +257,8 @@ static_assert(LOOM_DTYPE_FLOAT8E4M3FN == 17 && LOOM_DTYPE_FLOAT8E4M3FNUZ == 18 &
                   LOOM_DTYPE_FLOAT6E2M3 == 27 && LOOM_DTYPE_FLOAT6E3M2 == 28,
               "ABI 1.6 dtype numbering changed");
 
-TEST(AbiLayout, VersionIsOnePointSeven) {
-  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010007u);
+TEST(AbiLayout, VersionIsOnePointEight) {
+  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010008u);
   EXPECT_EQ(LOOM_MAX_RANK, 16);
   EXPECT_EQ(LOOM_DTYPE_BFLOAT16, 16);
   EXPECT_EQ(LOOM_ATTR_STRINGS, 8);

@@ -87,7 +87,7 @@ TEST(Loader, WrongMajorIsRefusedNamingBothVersions) {
 
 TEST(Loader, NewerMinorIsRefusedNamingBothVersions) {
   expect_skipped(fake("fake_newer_minor"),
-                 "needs plugin ABI 1.8, newer than this Loom's " + kOurAbi);
+                 "needs plugin ABI 1.9, newer than this Loom's " + kOurAbi);
 }
 
 TEST(Loader, MissingEntrySymbol) {

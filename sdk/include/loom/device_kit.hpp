@@ -95,6 +95,13 @@ class CompileRequest {
     if (LOOM_HAS_MEMBER(&args_, loom_compile_args_t, host_user) && args_.constant_copied)
       args_.constant_copied(args_.host_user, id);
   }
+  // Tells the host (ABI 1.8) that the executable also runs when graph input `input` has
+  // another extent on `axis` (see loom_compile_args_t::free_axis for what the device then
+  // promises). Call it during compile only; does nothing for an older host.
+  void free_axis(int32_t input, int32_t axis) const {
+    if (LOOM_HAS_MEMBER(&args_, loom_compile_args_t, free_axis) && args_.free_axis)
+      args_.free_axis(args_.host_user, input, axis);
+  }
   const loom_compile_args_t& raw() const { return args_; }
 
  private:

@@ -29,6 +29,9 @@
  *   1.7  loom_value_info_t::content_id: an identity of a constant's bytes, so that a device which
  *        shares repacked weights between executables (the plans of other input shapes, other
  *        sessions of one model) can recognize them without hashing them on every compile.
+ *   1.8  loom_compile_args_t gains `free_axis` (appended): a device tells which axes of the
+ *        subgraph's inputs its executable runs at any extent, so that a model whose inputs grow
+ *        at every run (a generation loop's key-value cache) is not compiled again per extent.
  *
  * Versioning rules
  *   - LOOM_ABI_VERSION = (major << 16) | minor. A plugin and a host of different majors never
@@ -69,7 +72,7 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------ */
 
 #define LOOM_ABI_VERSION_MAJOR 1
-#define LOOM_ABI_VERSION_MINOR 7
+#define LOOM_ABI_VERSION_MINOR 8
 #define LOOM_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
 #define LOOM_ABI_VERSION LOOM_MAKE_ABI_VERSION(LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR)
 #define LOOM_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -505,6 +508,18 @@ typedef struct loom_compile_args_t {
    * Never calling it is always correct. */
   void (*constant_copied)(void* host_user, int32_t value);
   void* host_user;
+  /* 1.8 (optional: check struct_size with LOOM_HAS_MEMBER; NULL when the host does not offer
+   * it). The device may call free_axis(host_user, input, axis) during this compile call to say
+   * that the executable also runs when graph->inputs[input] has another extent on `axis` (any
+   * extent >= 0, the other axes as compiled), and then reports the dims of its outputs as they
+   * come out of that run. The host may then run the executable with such inputs instead of
+   * compiling the subgraph again for them. It does so only where the extent changes no shape
+   * outside this subgraph except graph outputs, and nothing the host folded at planning read
+   * it. A device that calls it plans the memory of the values whose extent follows the axis
+   * itself (their arena offsets hold for the compiled extents only), checks at run time that
+   * the inputs it reads agree with each other, and holds no compiled state sized by the axis.
+   * Never calling it is always correct. */
+  void (*free_axis)(void* host_user, int32_t input, int32_t axis);
 } loom_compile_args_t;
 
 /* 1.5: one step of a run, as a device reports it to loom_run_control_t::profile. Everything is
