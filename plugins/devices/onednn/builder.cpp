@@ -451,7 +451,45 @@ void Builder::bind_outputs() {
     program_->slots[s].kind = SlotKind::kOutput;
     taken.push_back(s);
     program_->outputs.push_back({s, v.dims, v.dtype, program_->slots[s].md.get_size()});
+    for (const Follows& f : follows_)
+      if (f.value == value) {
+        // A copy step would be compiled for one extent: output_follows' callers check that
+        // the value is bound directly.
+        if (!direct) sdk::fail(LOOM_ERROR_INTERNAL, "onednn: a growing output needs a copy");
+        program_->outputs.back().grows_with = f.axis;
+        program_->outputs.back().grow_dim = f.dim;
+      }
   }
+}
+
+bool Builder::free_axis_allowed(int value, int axis) {
+  if (!free_axis_ || value < 0) return false;
+  const IrValue& v = g_.value(value);
+  if (!v.graph_input || v.graph_output || v.dtype != LOOM_DTYPE_FLOAT32 ||
+      v.consumers.size() != 1 || axis < 0 || static_cast<size_t>(axis) >= v.dims.size())
+    return false;
+  const int s = slot_of(value);
+  return program_->slots[s].kind == SlotKind::kInput && is_plain(program_->slots[s].md);
+}
+
+bool Builder::growing_output_allowed(int value) {
+  if (value < 0) return false;
+  const IrValue& v = g_.value(value);
+  return v.graph_output && v.consumers.empty() && v.dtype == LOOM_DTYPE_FLOAT32 &&
+         std::count(g_.outputs.begin(), g_.outputs.end(), value) == 1;
+}
+
+int Builder::free_input_axis(int value, int axis) {
+  if (!free_axis_allowed(value, axis)) return -1;
+  const IrValue& v = g_.value(value);
+  for (size_t i = 0; i < g_.inputs.size(); ++i)
+    if (g_.inputs[i] == value) {
+      program_->free_axes.push_back({i, axis, v.dims});
+      program_->run_extents->push_back(v.dims[static_cast<size_t>(axis)]);
+      free_axis_(i, axis);
+      return static_cast<int>(program_->free_axes.size()) - 1;
+    }
+  return -1;
 }
 
 void Builder::release_constants_read_last_by(int node,

@@ -96,6 +96,17 @@ struct OutputBinding {
   std::vector<int64_t> dims;
   loom_dtype_t dtype = LOOM_DTYPE_FLOAT32;
   size_t bytes = 0;
+  // Dim `grow_dim` is the compiled one plus how much longer than compiled free axis
+  // `grows_with` is in the run (a present key-value cache following its past); -1: fixed.
+  int grows_with = -1, grow_dim = -1;
+};
+
+// An axis of a graph input that the program runs at any extent (plugin ABI 1.8 free_axis): only
+// the device's own kernels read the input, and they take its extent from the run.
+struct FreeAxis {
+  size_t input = 0;  // graph input index
+  int axis = 0;
+  std::vector<int64_t> dims;  // the input's compiled dims
 };
 
 // The compiled form of a subgraph.
@@ -120,6 +131,10 @@ class Program {
   // Reordered weights this program uses, maybe made (in their pool) by another program.
   std::vector<std::shared_ptr<void>> shared_constants;
   std::vector<StepFreeNode> step_free_nodes;  // in step order
+  std::vector<FreeAxis> free_axes;
+  // Per free axis, its extent in the run in progress: set before the steps run, read by the
+  // kernel steps that follow the axis (an executable runs on one thread at a time).
+  std::shared_ptr<std::vector<int64_t>> run_extents = std::make_shared<std::vector<int64_t>>();
 };
 
 // A post-op the emitter may fold into a conv/matmul primitive: the consumer node it replaces.
@@ -154,6 +169,21 @@ class Builder {
   // Called with each constant whose bytes the core owns once no step left to emit reads them
   // and the program does not read them at run time (ABI 1.3's constant_copied): the core may
   // free them while the rest compiles.
+  // Called (during build) with each graph input index and axis the program runs at any
+  // extent (plugin ABI 1.8); without it no axis is declared free.
+  void on_free_axis(std::function<void(size_t, int)> callback) { free_axis_ = std::move(callback); }
+  // Declares axis `axis` of graph input `value` free, when the host asked (on_free_axis) and
+  // `value` is a float graph input read as its own plain bytes by the node being emitted alone;
+  // returns the index into Program::free_axes (and run_extents), or -1.
+  int free_input_axis(int value, int axis);
+  // Whether free_input_axis would declare it (checks only).
+  bool free_axis_allowed(int value, int axis);
+  // Whether graph output `value` may grow with a free axis: a float output read by no node,
+  // listed once, so that it is bound to its output without a copy step.
+  bool growing_output_allowed(int value);
+  // Output `value`'s dim `dim` follows free axis `k` (it must be bound to its output directly).
+  void output_follows(int value, int dim, int k) { follows_.push_back({value, dim, k}); }
+  const std::shared_ptr<std::vector<int64_t>>& run_extents() const { return program_->run_extents; }
   void on_constant_copied(std::function<void(int)> callback) {
     constant_copied_ = std::move(callback);
   }
@@ -262,6 +292,11 @@ class Builder {
   std::vector<bool> core_constants_read_;  // per value: the program reads the core's bytes
   std::vector<bool> released_;             // per value: reported to constant_copied_
   std::function<void(int)> constant_copied_;
+  std::function<void(size_t, int)> free_axis_;
+  struct Follows {
+    int value, dim, axis;
+  };
+  std::vector<Follows> follows_;
   std::vector<std::pair<int, int>> converted_;  // (value, slot) pairs made by as()
   std::vector<bool> device_step_;               // per step: added by add_device_step
   int current_node_ = -1;

@@ -333,14 +333,42 @@ void emit_attention(Builder& b, int node) {
     args.emplace_back(kArgPresentK, present_k);
     args.emplace_back(kArgPresentV, present_v);
   }
+  // A generation loop feeds each step's present cache back as the next past, one key longer
+  // each time: the kernel takes the past length from the run, so the host need not compile
+  // again per length (plugin ABI 1.8). Only where nothing else was compiled for that length:
+  // the caches are graph inputs this node alone reads, the presents graph outputs nothing
+  // reads, and no mask (its key extent is the compiled total).
+  int past_axis = -1;
+  if (s.past > 0 && g.in(n, 3) < 0 && n.outputs.size() > 2 && b.free_axis_allowed(n.inputs[4], 2) &&
+      b.free_axis_allowed(n.inputs[5], 2) && n.inputs[4] != n.inputs[5] &&
+      b.growing_output_allowed(n.outputs[1]) && b.growing_output_allowed(n.outputs[2])) {
+    past_axis = b.free_input_axis(n.inputs[4], 2);
+    const int past_v_axis = b.free_input_axis(n.inputs[5], 2);
+    if (past_axis < 0 || past_v_axis != past_axis + 1)
+      sdk::fail(LOOM_ERROR_INTERNAL, "onednn Attention: a free cache axis was refused");
+    b.output_follows(n.outputs[1], 2, past_axis);
+    b.output_follows(n.outputs[2], 2, past_v_axis);
+  }
   b.add_kernel_step(
-      [s, p](const std::unordered_map<int, dnnl::memory>& mem) {
+      [s, p, past_axis,
+       extents = b.run_extents()](const std::unordered_map<int, dnnl::memory>& mem) {
         auto data = [&](int arg) -> float* {
           auto it = mem.find(arg);
           return it == mem.end() ? nullptr : static_cast<float*>(it->second.get_data_handle());
         };
+        Shape run = s;
+        if (past_axis >= 0) {
+          run.past = (*extents)[static_cast<size_t>(past_axis)];
+          if ((*extents)[static_cast<size_t>(past_axis) + 1] != run.past)
+            sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
+                      "Attention: past_key holds " + std::to_string(run.past) +
+                          " positions and past_value " +
+                          std::to_string((*extents)[static_cast<size_t>(past_axis) + 1]) +
+                          "; feed caches of one length");
+          run.total = run.past + run.kv_len;
+        }
         run_attention(
-            s, p,
+            run, p,
             Buffers{data(kArgQ), data(kArgK), data(kArgV), data(kArgMask), data(kArgPastK),
                     data(kArgPastV), data(kArgY), data(kArgPresentK), data(kArgPresentV)});
       },

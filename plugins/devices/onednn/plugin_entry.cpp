@@ -83,26 +83,75 @@ class Executable final : public kit::Executable {
       sdk::fail(LOOM_ERROR_INTERNAL, "onednn run: the program takes " +
                                          std::to_string(p.input_slots.size()) + " inputs and " +
                                          std::to_string(p.outputs.size()) + " outputs");
+    const sdk::RunControl control(&args);
+    take_free_extents(args);
     std::vector<void*> inputs(args.num_inputs);
     for (size_t i = 0; i < args.num_inputs; ++i) {
       const loom_tensor_t& t = args.inputs[i];
       inputs[i] = t.data;
-      if (p.input_slots[i] >= 0 && t.byte_size < p.slots[p.input_slots[i]].md.get_size())
-        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT,
-                  "onednn run: input " + std::to_string(i) + " holds " +
-                      std::to_string(t.byte_size) + " bytes, the compiled shape needs " +
-                      std::to_string(p.slots[p.input_slots[i]].md.get_size()));
+      const bool free = std::any_of(p.free_axes.begin(), p.free_axes.end(),
+                                    [i](const FreeAxis& f) { return f.input == i; });
+      const size_t needed =
+          free ? static_cast<size_t>(elements(t.dims, t.rank)) * sdk::dtype_size(t.dtype)
+               : (p.input_slots[i] >= 0 ? p.slots[p.input_slots[i]].md.get_size() : 0);
+      if (t.byte_size < needed)
+        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "onednn run: input " + std::to_string(i) +
+                                                   " holds " + std::to_string(t.byte_size) +
+                                                   " bytes, its shape needs " +
+                                                   std::to_string(needed));
     }
     std::vector<std::unique_ptr<Buffer>> buffers;
     std::vector<HostBlock> blocks;
+    std::vector<std::vector<int64_t>> dims;
     for (const OutputBinding& o : p.outputs) {
-      buffers.push_back(std::make_unique<Buffer>(o.bytes));
+      dims.push_back(o.dims);
+      size_t bytes = o.bytes;
+      if (o.grows_with >= 0) {
+        // Free extents are at most what a fed input holds, so this cannot overflow.
+        const size_t k = static_cast<size_t>(o.grows_with);
+        dims.back()[static_cast<size_t>(o.grow_dim)] +=
+            (*p.run_extents)[k] - p.free_axes[k].dims[static_cast<size_t>(p.free_axes[k].axis)];
+        bytes = static_cast<size_t>(
+                    elements(dims.back().data(), static_cast<int32_t>(dims.back().size()))) *
+                sdk::dtype_size(o.dtype);
+        control.check_tensor_bytes(bytes, "onednn: output " + std::to_string(buffers.size()));
+      }
+      buffers.push_back(std::make_unique<Buffer>(bytes));
       blocks.push_back(buffers.back()->block);
     }
-    p.run(inputs, blocks, sdk::RunControl(&args));
+    p.run(inputs, blocks, control);
     for (size_t i = 0; i < buffers.size(); ++i)
-      kit::hand_over(std::move(buffers[i]), p.outputs[i].dtype, p.outputs[i].dims, args.outputs[i],
-                     true);
+      kit::hand_over(std::move(buffers[i]), p.outputs[i].dtype, dims[i], args.outputs[i], true);
+  }
+
+  // The extents of this run's free axes (plugin ABI 1.8), each input checked to differ from
+  // its compiled shape on those axes alone.
+  void take_free_extents(const loom_run_args_t& args) {
+    Program& p = *program_;
+    for (size_t k = 0; k < p.free_axes.size(); ++k) {
+      const FreeAxis& f = p.free_axes[k];
+      const loom_tensor_t& t = args.inputs[f.input];
+      bool same = t.rank == static_cast<int32_t>(f.dims.size());
+      std::string expected;
+      for (size_t d = 0; d < f.dims.size(); ++d) {
+        const bool free =
+            std::any_of(p.free_axes.begin(), p.free_axes.end(), [&](const FreeAxis& o) {
+              return o.input == f.input && static_cast<size_t>(o.axis) == d;
+            });
+        expected += (d ? "x" : "") + (free ? std::string("*") : std::to_string(f.dims[d]));
+        if (same && !free && t.dims[d] != f.dims[d]) same = false;
+      }
+      if (!same)
+        sdk::fail(LOOM_ERROR_INVALID_ARGUMENT, "onednn run: input " + std::to_string(f.input) +
+                                                   " does not have the compiled shape " + expected);
+      (*p.run_extents)[k] = t.dims[f.axis];
+    }
+  }
+
+  static int64_t elements(const int64_t* dims, int32_t rank) {
+    int64_t n = 1;
+    for (int32_t d = 0; d < rank; ++d) n *= dims[d];
+    return n;
   }
 
  private:
@@ -146,6 +195,10 @@ class Device final : public kit::Device {
             request.constant_copied(value);
         });
       }
+      if (LOOM_HAS_MEMBER(&args, loom_compile_args_t, free_axis) && args.free_axis)
+        builder.on_free_axis([&request](size_t input, int axis) {
+          request.free_axis(static_cast<int32_t>(input), axis);
+        });
       program = builder.build();
     }
 #ifdef __GLIBC__

@@ -216,5 +216,106 @@ TEST(OnednnShapePlans, BranchesReadTheEnclosingGraphsWeightsAsConstants) {
   }
 }
 
+// A decode step's Attention with key-value caches of symbolic length, fed back as a generation
+// loop does: q [1, 4, 1, 8], the new key/value [1, 2, 1, 8], caches [1, 2, P, 8]. When
+// `shape_read` is set, the graph also adds the cache length (Shape -> Gather -> Cast) to the
+// query, as exports that derive position ids from the cache do: a plan's folding then bakes
+// that length in.
+std::filesystem::path cache_model(bool shape_read) {
+  ModelBuilder m(23);
+  m.input("q", LOOM_DTYPE_FLOAT32, {1, 4, 1, 8});
+  m.input("k", LOOM_DTYPE_FLOAT32, {1, 2, 1, 8});
+  m.input("v", LOOM_DTYPE_FLOAT32, {1, 2, 1, 8});
+  m.input("past_k", LOOM_DTYPE_FLOAT32, {1, 2, -1, 8});
+  m.input("past_v", LOOM_DTYPE_FLOAT32, {1, 2, -1, 8});
+  std::string query = "q";
+  if (shape_read) {
+    m.initializer("axis2", int64_tensor({}, {2}));
+    m.node("Shape", {"past_k"}, {"shape"});
+    m.node("Gather", {"shape", "axis2"}, {"length"});
+    m.node("Cast", {"length"}, {"length_f"}).i("to", LOOM_DTYPE_FLOAT32);
+    m.node("Add", {"q", "length_f"}, {"q_shifted"});
+    query = "q_shifted";
+  }
+  m.node("Attention", {query, "k", "v", "", "past_k", "past_v"}, {"y", "present_k", "present_v"})
+      .i("is_causal", 1);
+  m.output("y");
+  m.output("present_k");
+  m.output("present_v");
+  return m.save();
+}
+
+std::vector<std::pair<std::string, Tensor>> step_inputs(const Tensor& past_k, const Tensor& past_v,
+                                                        uint32_t seed) {
+  return {{"q", random_tensor(LOOM_DTYPE_FLOAT32, {1, 4, 1, 8}, seed)},
+          {"k", random_tensor(LOOM_DTYPE_FLOAT32, {1, 2, 1, 8}, seed + 1)},
+          {"v", random_tensor(LOOM_DTYPE_FLOAT32, {1, 2, 1, 8}, seed + 2)},
+          {"past_k", past_k},
+          {"past_v", past_v}};
+}
+
+// Plugin ABI 1.8: the device runs the caches at any length, so the loop plans once. Each step
+// matches cpu, including a shorter cache and an empty one after the plan was made.
+TEST(OnednnShapePlans, AGrowingCacheRunsOnOnePlan) {
+  const auto path = cache_model(false);
+  static const loom::Runtime runtime({plugin_dir()}, /*default_paths=*/false);
+  ModelHandle model = load_model(runtime.get(), path);
+  TestSession reference = open_session(runtime.get(), model.get(), "cpu");
+  TestSession session = bounded_session(runtime.get(), model.get(), 0, 0);
+  Tensor past_k = random_tensor(LOOM_DTYPE_FLOAT32, {1, 2, 5, 8}, 1);
+  Tensor past_v = random_tensor(LOOM_DTYPE_FLOAT32, {1, 2, 5, 8}, 2);
+  for (uint32_t step = 0; step < 4; ++step) {
+    SCOPED_TRACE("cache of " + std::to_string(5 + step));
+    const auto in = step_inputs(past_k, past_v, 10 + 3 * step);
+    std::vector<Tensor> got = session.run(in);
+    expect_outputs_match(got, reference.run(in));
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_EQ(got[1].shape, (std::vector<int64_t>{1, 2, 6 + step, 8}));
+    past_k = got[1];
+    past_v = got[2];
+  }
+  for (int64_t length : {3, 0}) {
+    SCOPED_TRACE("a new cache of " + std::to_string(length));
+    const auto in = step_inputs(random_tensor(LOOM_DTYPE_FLOAT32, {1, 2, length, 8}, 3),
+                                random_tensor(LOOM_DTYPE_FLOAT32, {1, 2, length, 8}, 4), 30);
+    expect_outputs_match(session.run(in), reference.run(in));
+  }
+  const loom_plan_cache_stats_t stats = session.cache_stats();
+  EXPECT_EQ(stats.misses, 1u);
+  EXPECT_EQ(stats.hits, 5u);
+  EXPECT_EQ(stats.entries, 1u);
+  // Caches of two lengths reach the device's check, which names them.
+  const auto bad = step_inputs(random_tensor(LOOM_DTYPE_FLOAT32, {1, 2, 6, 8}, 5),
+                               random_tensor(LOOM_DTYPE_FLOAT32, {1, 2, 7, 8}, 6), 40);
+  try {
+    session.run(bad);
+    ADD_FAILURE() << "caches of two lengths ran";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("past_key holds 6 positions and past_value 7"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+// Where the plan's folding read the cache length, each length plans anew: reusing the plan
+// would add the first step's length to every later query.
+TEST(OnednnShapePlans, AGraphThatReadsTheCacheLengthPlansEachLength) {
+  const auto path = cache_model(true);
+  static const loom::Runtime runtime({plugin_dir()}, /*default_paths=*/false);
+  ModelHandle model = load_model(runtime.get(), path);
+  TestSession reference = open_session(runtime.get(), model.get(), "cpu");
+  // The symbolic model's own plan leaves Shape and Gather to cpu; each length's plan folds them.
+  TestSession session = open_session(runtime.get(), model.get(), "onednn,cpu");
+  for (int64_t length : {5, 6, 7}) {
+    SCOPED_TRACE("cache of " + std::to_string(length));
+    const auto in = step_inputs(random_tensor(LOOM_DTYPE_FLOAT32, {1, 2, length, 8}, 1),
+                                random_tensor(LOOM_DTYPE_FLOAT32, {1, 2, length, 8}, 2), 10);
+    expect_outputs_match(session.run(in), reference.run(in));
+  }
+  EXPECT_EQ(session.cache_stats().misses, 3u);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace loom::onednn_testing
