@@ -84,6 +84,16 @@ BlockKernel block_kernel(MatvecKernel kernel) {
   }
 }
 
+// Block j of y = alpha * x packed + bias.
+inline void one_block(BlockKernel kernel, const float* x, const float* packed, const float* bias,
+                      float alpha, float* y, int64_t k, int64_t n, int64_t j) {
+  float out[kMatvecBlock];
+  kernel(x, packed + j * k * kMatvecBlock, k, out);
+  const int64_t first = j * kMatvecBlock, count = std::min(kMatvecBlock, n - first);
+  for (int64_t c = 0; c < count; ++c)
+    y[first + c] = alpha * out[c] + (bias ? bias[first + c] : 0.f);
+}
+
 MatvecKernel best_kernel() {
   for (MatvecKernel k : {MatvecKernel::kAvx512, MatvecKernel::kAvx2})
     if (matvec_kernel_runs_here(k)) return k;
@@ -119,13 +129,14 @@ void matvec(const float* x, const float* packed, const float* bias, float alpha,
   int64_t blocks = (n + kMatvecBlock - 1) / kMatvecBlock;
   // Contiguous ranges of blocks per thread: each streams one run of memory.
 #pragma omp parallel for schedule(static)
-  for (int64_t j = 0; j < blocks; ++j) {
-    float out[kMatvecBlock];
-    kernel(x, packed + j * k * kMatvecBlock, k, out);
-    int64_t first = j * kMatvecBlock, count = std::min(kMatvecBlock, n - first);
-    for (int64_t c = 0; c < count; ++c)
-      y[first + c] = alpha * out[c] + (bias ? bias[first + c] : 0.f);
-  }
+  for (int64_t j = 0; j < blocks; ++j) one_block(kernel, x, packed, bias, alpha, y, k, n, j);
+}
+
+void matvec_serial(const float* x, const float* packed, const float* bias, float alpha, float* y,
+                   int64_t k, int64_t n) {
+  static const BlockKernel kernel = block_kernel(best_kernel());
+  const int64_t blocks = (n + kMatvecBlock - 1) / kMatvecBlock;
+  for (int64_t j = 0; j < blocks; ++j) one_block(kernel, x, packed, bias, alpha, y, k, n, j);
 }
 
 }  // namespace loom::onednn

@@ -29,6 +29,10 @@ bool matvec_kernel_runs_here(MatvecKernel kernel);
 // pack_matvec_weights. Splits the blocks over the OpenMP threads of the calling thread.
 void matvec(const float* x, const float* packed, const float* bias, float alpha, float* y,
             int64_t k, int64_t n);
+// The same on the calling thread alone, for kernels that call it from their own threads
+// (lstm_cells.cpp: a recurrence step's product is too small to split).
+void matvec_serial(const float* x, const float* packed, const float* bias, float alpha, float* y,
+                   int64_t k, int64_t n);
 // Same with a given kernel (one that runs here), for tests.
 void matvec(const float* x, const float* packed, const float* bias, float alpha, float* y,
             int64_t k, int64_t n, MatvecKernel kernel);

@@ -3,12 +3,14 @@
 // their LSTM on the cpu device, between onednn subgraphs. The ONNX node maps onto one
 // primitive: gates reordered from ONNX's (i, o, f, c) to oneDNN's (i, f, c~, o), the two bias
 // halves summed, initial and final states seen as [1, D, N, H], and for bidirectional nodes
-// the concatenated [T, N, 2H] result reordered into ONNX's [T, 2, N, H].
+// the concatenated [T, N, 2H] result reordered into ONNX's [T, 2, N, H]. Batches of a few
+// sequences run on the device's own kernel instead (lstm_cells.hpp).
 #include <string>
 #include <string_view>
 
 #include "builder.hpp"
 #include "ir.hpp"
+#include "lstm_cells.hpp"
 
 namespace loom::onednn {
 namespace {
@@ -18,6 +20,20 @@ using tag = dnnl::memory::format_tag;
 
 // oneDNN's gate g is ONNX's gate kOnnxGate[g].
 constexpr int kOnnxGate[4] = {0, 2, 3, 1};
+
+// Batches up to this size run on the device's own kernel (lstm_cells.hpp): a sequence or a few
+// per step leave oneDNN's primitive a product too small to split over threads.
+constexpr int64_t kSmallBatch = 4;
+
+// Arg ids of the small-batch kernel step (any distinct ints: only its map reads them).
+enum : int {
+  kArgPre = DNNL_ARG_MULTIPLE_SRC,
+  kArgH0,
+  kArgC0,
+  kArgY = DNNL_ARG_MULTIPLE_DST,
+  kArgYh,
+  kArgYc,
+};
 
 bool default_activations(const sdk::Attributes& attrs, int64_t directions) {
   auto acts = attrs.get_strings("activations");
@@ -78,6 +94,54 @@ void emit_lstm(Builder& b, int node) {
   const std::vector<int64_t>& xd = g.value(x).dims;
   const int64_t T = xd[0], N = xd[1], I = xd[2];
   const int64_t D = direction_count(direction), H = g.value(w).dims[1] / 4;
+  const std::string name = n.view->name ? n.view->name : "";
+  if (N <= kSmallBatch && small_lstm_available()) {
+    // The input products of every step and direction with both biases, [T * N, D * 4H] in
+    // ONNX's gate order, by one matmul primitive; then the recurrences (lstm_cells.hpp).
+    const int64_t rows = T * N, width = D * 4 * H;
+    const std::vector<float> wv = constant_floats(g, w);
+    std::vector<float> wt(static_cast<size_t>(I * width)), bsum(static_cast<size_t>(width), 0.f);
+    for (int64_t j = 0; j < width; ++j)
+      for (int64_t i = 0; i < I; ++i)
+        wt[static_cast<size_t>(i * width + j)] = wv[static_cast<size_t>(j * I + i)];
+    if (bias >= 0) {
+      const std::vector<float> bv = constant_floats(g, bias);
+      for (int64_t d = 0; d < D; ++d)
+        for (int64_t j = 0; j < 4 * H; ++j)
+          bsum[static_cast<size_t>(d * 4 * H + j)] = bv[static_cast<size_t>(d * 8 * H + j)] +
+                                                     bv[static_cast<size_t>(d * 8 * H + 4 * H + j)];
+    }
+    const dnnl::memory::desc src_md({rows, I}, dt::f32, tag::ab),
+        w_md({I, width}, dt::f32, tag::any), b_md({1, width}, dt::f32, tag::ab),
+        pre_md({rows, width}, dt::f32, tag::ab);
+    dnnl::matmul::primitive_desc mm(dnnl::matmul::desc(src_md, w_md, b_md, pre_md), b.engine());
+    const int pre = b.define(-1, pre_md);
+    b.add_step(dnnl::matmul(mm),
+               {{DNNL_ARG_SRC, b.view(b.as_plain(x), src_md)},
+                {DNNL_ARG_WEIGHTS, b.constant_slot(wt, {I, width}, mm.weights_desc())},
+                {DNNL_ARG_BIAS, b.constant_slot(bsum, {1, width}, b_md)},
+                {DNNL_ARG_DST, pre}},
+               "LSTM " + name + " input products [" + mm.impl_info_str() + "]");
+    auto lstm = std::make_shared<const SmallLstm>(
+        make_small_lstm(T, N, H, D, direction == "reverse", constant_floats(g, r)));
+    std::vector<std::pair<int, int>> args{{kArgPre, pre}};
+    if (h0 >= 0) args.emplace_back(kArgH0, b.as_plain(h0));
+    if (c0 >= 0) args.emplace_back(kArgC0, b.as_plain(c0));
+    if (y >= 0) args.emplace_back(kArgY, b.define(y, plain_md({T, D, N, H}, dt::f32)));
+    if (yh >= 0) args.emplace_back(kArgYh, b.define(yh, plain_md({D, N, H}, dt::f32)));
+    if (yc >= 0) args.emplace_back(kArgYc, b.define(yc, plain_md({D, N, H}, dt::f32)));
+    b.add_kernel_step(
+        [lstm](const std::unordered_map<int, dnnl::memory>& mem) {
+          auto data = [&](int arg) -> float* {
+            auto it = mem.find(arg);
+            return it == mem.end() ? nullptr : static_cast<float*>(it->second.get_data_handle());
+          };
+          run_small_lstm(*lstm, data(kArgPre), data(kArgH0), data(kArgC0), data(kArgY),
+                         data(kArgYh), data(kArgYc));
+        },
+        args, "LSTM " + name + " [loom lstm]", "loom lstm");
+    return;
+  }
 
   // Weights in oneDNN's ldigo order ([1, D, in, gate, H]) and the bias in ldgo.
   const std::vector<float> wv = constant_floats(g, w), rv = constant_floats(g, r);
@@ -149,7 +213,6 @@ void emit_lstm(Builder& b, int node) {
   };
   args.emplace_back(DNNL_ARG_DST_ITER, final_state(yh));
   args.emplace_back(DNNL_ARG_DST_ITER_C, final_state(yc));
-  const std::string name = n.view->name ? n.view->name : "";
   b.add_step(dnnl::lstm_forward(pd), args, "LSTM " + name + " [" + pd.impl_info_str() + "]");
   if (y_slot >= 0 && D == 2) {
     dnnl::memory::desc concat_view({T, D, N, H}, dt::f32,

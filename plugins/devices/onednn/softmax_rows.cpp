@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "vector_math.hpp"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -19,26 +21,6 @@ namespace loom::onednn {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 namespace {
-
-// exp(x) for x <= 0 (x - max): x = n ln2 + r with |r| <= ln2/2, exp(r) by its degree-6 Taylor
-// polynomial (relative error 1.2e-7), times 2^n by scalef, which rounds to denormals and to 0
-// like expf. Below -104 the result is 0 (exp(-104) is under half the smallest denormal).
-// max(-104, x) keeps a NaN: the second operand is returned when either is NaN.
-__attribute__((target("avx512f"))) inline __m512 exp_nonpositive(__m512 x) {
-  x = _mm512_max_ps(_mm512_set1_ps(-104.f), x);
-  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.f / 720);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 120));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 24));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 6));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
-  return _mm512_scalef_ps(p, n);
-}
 
 // One row in three passes: the max; exp(x - max) and its sum (softmax stores the exps); then
 // the scale by 1/sum, or (x - max) - log(sum). The last partial vector goes through masks.
