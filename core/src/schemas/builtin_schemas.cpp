@@ -23,7 +23,7 @@ constexpr EntryTable kFamilies[] = {
     indexing_infer_entries,      resize_infer_entries,    recurrent_infer_entries,
     control_flow_infer_entries,  signal_infer_entries,    loss_infer_entries,
     container_infer_entries,     text_infer_entries,      ml_infer_entries,
-    transformer_infer_entries,   attention_infer_entries,
+    transformer_infer_entries,   attention_infer_entries, training_infer_entries,
 };
 
 std::vector<BuiltinSchema> build() {

@@ -67,5 +67,6 @@ std::span<const InferEntry> text_infer_entries();
 std::span<const InferEntry> ml_infer_entries();
 std::span<const InferEntry> transformer_infer_entries();
 std::span<const InferEntry> attention_infer_entries();
+std::span<const InferEntry> training_infer_entries();
 
 }  // namespace loom::core
