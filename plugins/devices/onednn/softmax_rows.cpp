@@ -13,13 +13,7 @@
 namespace loom::onednn {
 
 #if defined(__x86_64__)
-// GCC 12's avx512fintrin.h gives max, roundscale, scalef and reduce an "undefined" operand
-// initialized from itself, which -Wuninitialized reports once they are inlined here.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+LOOM_AVX512_WARNINGS_OFF
 namespace {
 
 // One row in three passes: the max; exp(x - max) and its sum (softmax stores the exps); then
@@ -72,7 +66,7 @@ __attribute__((target("avx512f"))) void row_avx512(const float* in, float* out, 
 }
 
 }  // namespace
-#pragma GCC diagnostic pop
+LOOM_AVX512_WARNINGS_ON
 
 bool softmax_rows_available() {
   return __builtin_cpu_supports("avx512f");

@@ -8,12 +8,19 @@
 #include <cstdint>
 
 // GCC 12's avx512fintrin.h gives max, roundscale, scalef and reduce an "undefined" operand
-// initialized from itself, which -Wuninitialized reports once they are inlined.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// initialized from itself, which -Wuninitialized reports once they are inlined: code using
+// them sits between these two.
+#if defined(__clang__)
+#define LOOM_AVX512_WARNINGS_OFF \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
+#else
+#define LOOM_AVX512_WARNINGS_OFF                                                       \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"") \
+      _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
 #endif
+#define LOOM_AVX512_WARNINGS_ON _Pragma("GCC diagnostic pop")
+
+LOOM_AVX512_WARNINGS_OFF
 
 namespace loom::onednn {
 
@@ -57,5 +64,5 @@ __attribute__((target("avx512f"))) inline __m512 tanh_ps(__m512 x) {
 
 }  // namespace loom::onednn
 
-#pragma GCC diagnostic pop
+LOOM_AVX512_WARNINGS_ON
 #endif
