@@ -168,5 +168,54 @@ TEST(OnednnReduce, AxesKeepdimsAndOps) {
   }
 }
 
+// Reductions over one range of axes that oneDNN would run with its reference kernel run on the
+// device's own ([outer, R, inner] rows), each matching cpu: a mean pooling's middle axis, the
+// last axis, a range with an axis of extent 1 inside, and one large enough to split over
+// threads with a partial last block of 256. No step is oneDNN's reference reduction.
+TEST(OnednnReduce, RangesOfAxesRunTheOwnKernel) {
+  struct Case {
+    std::vector<int64_t> x, axes;
+  };
+  for (const Case& c : {Case{{2, 32, 384}, {1}}, Case{{3, 7}, {1}},
+                        Case{{2, 5, 1, 6, 9}, {1, 2, 3}}, Case{{3, 50, 700}, {1}}})
+    for (const char* op :
+         {"ReduceMean", "ReduceSum", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare"}) {
+      SCOPED_TRACE(std::string(op) + " of " + std::to_string(c.x.size()) + "-D over " +
+                   std::to_string(c.axes.size()) + " axes");
+      ModelBuilder m(13);
+      m.input("x", LOOM_DTYPE_FLOAT32, c.x);
+      // ReduceSum takes its axes as an input from opset 13, the others as an attribute.
+      const bool axes_input = std::string(op) == "ReduceSum";
+      if (axes_input)
+        m.initializer("axes", int64_tensor({static_cast<int64_t>(c.axes.size())}, c.axes));
+      NodeRef n = m.node(
+          op, axes_input ? std::vector<std::string>{"x", "axes"} : std::vector<std::string>{"x"},
+          {"y"});
+      n.i("keepdims", 0);
+      if (!axes_input) n.ints("axes", c.axes);
+      m.output("y");
+      const std::vector<std::pair<std::string, Tensor>> in{
+          {"x", random_tensor(LOOM_DTYPE_FLOAT32, c.x, 1, 0.9, 1.1)}};
+      expect_matches_cpu(m, in, onednn_only());
+      // Either oneDNN has a real kernel for it, or the device's own runs: never the reference.
+      bool reduced = false;
+      for (const std::string& step :
+           run_model_capturing_log(m, in, onednn_only("verbose=1"), "onednn"))
+        if (step.rfind(std::string(op) + " ", 0) == 0) {
+          reduced = true;
+          EXPECT_EQ(step.find("ref:"), std::string::npos) << step;
+        }
+      EXPECT_TRUE(reduced);
+      if (c.x.size() == 3 && c.x[1] >= 32) {
+        SCOPED_TRACE("a middle axis, which oneDNN 2.6 reduces with its reference kernel");
+        bool own = false;
+        for (const std::string& step :
+             run_model_capturing_log(m, in, onednn_only("verbose=1"), "onednn"))
+          own |= step.find("[loom reduce]") != std::string::npos;
+        EXPECT_TRUE(own);
+      }
+    }
+}
+
 }  // namespace
 }  // namespace loom::onednn_testing
