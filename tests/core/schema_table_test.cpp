@@ -50,7 +50,8 @@ TEST(SchemaTable, EntriesAreUniqueAndWellFormed) {
     SCOPED_TRACE(std::string(s.domain) + "::" + s.op_type + "-" + std::to_string(s.since_version));
     EXPECT_TRUE(seen.emplace(s.domain, s.op_type, s.since_version).second) << "duplicate";
     std::string domain = s.domain;
-    ASSERT_TRUE(domain.empty() || domain == "ai.onnx.ml" || domain == "ai.onnx.preview");
+    ASSERT_TRUE(domain.empty() || domain == "ai.onnx.ml" || domain == "ai.onnx.preview" ||
+                domain == "ai.onnx.preview.training");
     EXPECT_GE(s.since_version, 1);
     EXPECT_LE(s.since_version, domain.empty() ? 28 : domain == "ai.onnx.ml" ? 5 : 1);
     EXPECT_GE(s.min_inputs, 0);
