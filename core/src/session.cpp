@@ -656,7 +656,7 @@ struct CopiedConstants {
   // free_axis (ABI 1.8): the view's inputs, and the (value id, axis) pairs the device named.
   const loom_graph_t* view = nullptr;
   const std::vector<int>* inputs = nullptr;
-  std::vector<std::pair<int, int32_t>>* free_axes = nullptr;
+  FreeAxes* free_axes = nullptr;
 };
 
 }  // namespace
@@ -709,9 +709,8 @@ void Session::compile_part(size_t s, const PartLinks& links, const std::set<int>
       return;
     const loom_value_info_t& v = *c->view->values[c->view->inputs[input]];
     if (axis < 0 || axis >= v.rank) return;
-    std::pair<int, int32_t> entry{(*c->inputs)[input], axis};
-    if (std::find(c->free_axes->begin(), c->free_axes->end(), entry) == c->free_axes->end())
-      c->free_axes->push_back(entry);
+    const int id = (*c->inputs)[input];
+    if (!is_free_axis(*c->free_axes, id, axis)) c->free_axes->emplace_back(id, axis);
   };
   DeviceInstance& dev = *devices_[sg.device];
   loom_status_t* st = dev.api().compile(dev.handle(), &args, &part.exe);

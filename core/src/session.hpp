@@ -5,6 +5,7 @@
 
 #include <loom/loom.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <list>
@@ -60,6 +61,15 @@ class DeviceInstance {
 // Session::host_step_device() holds control-flow steps the core runs itself.
 using Subgraph = PlannedSubgraph;
 
+// (input value id, axis) pairs whose extent may change without compiling again (ABI 1.8).
+using FreeAxes = std::vector<std::pair<int, int32_t>>;
+inline bool is_free_axis(const FreeAxes& free, int id, int32_t axis) {
+  return std::find(free.begin(), free.end(), std::pair<int, int32_t>{id, axis}) != free.end();
+}
+// A run's non-constant tensor inputs by value id, in graph order; only dtype and dims are set
+// (what an input-shape signature is made of).
+using FedTensors = std::vector<std::pair<int, loom_tensor_t>>;
+
 // What a set of input shapes compiled to.
 struct Prepared {
   // How one input of a part reaches its device.
@@ -76,8 +86,8 @@ struct Prepared {
     std::unique_ptr<GraphView> view;
     loom_executable_t* exe = nullptr;  // null for control-flow steps
     size_t arena_bytes = 0;
-    // (input value id, axis) pairs the executable runs at any extent (ABI 1.8 free_axis).
-    std::vector<std::pair<int, int32_t>> free_axes;
+    // The input axes the executable runs at any extent (ABI 1.8 free_axis).
+    FreeAxes free_axes;
   };
   std::vector<Part> parts;
   std::vector<ValueFacts> facts;
@@ -172,10 +182,10 @@ class Session {
     std::string shapes;  // the same for people: "x=1x3x224x224, mask=1x128" ("*": any extent)
     std::unique_ptr<Session> session;
     size_t bytes = 0;  // compiled state: arenas + constants its devices copied
-    // The signature's tensor inputs, and the (input, axis) pairs at which the plan also serves
-    // other extents (adopt_free_axes): a signature differing only there reuses it.
-    std::vector<std::pair<int, loom_tensor_t>> inputs;
-    std::vector<std::pair<int, int32_t>> free;
+    // The signature's tensor inputs, and the axes at which the plan also serves other extents
+    // (adopt_free_axes): a signature differing only there reuses it.
+    FedTensors inputs;
+    FreeAxes free;
   };
   struct Specialized {};
   Session(const Session& parent, std::shared_ptr<Model> specialized, Specialized);
@@ -191,10 +201,9 @@ class Session {
   // input shape, and an extent one longer changes no shape outside the parts that declared it
   // but graph outputs. The child then takes such runs as its own (its declared extent there
   // becomes open and its signature skips it). Empty when anything disqualifies the plan.
-  std::vector<std::pair<int, int32_t>> adopt_free_axes();
-  // Whether `plan` serves the tensor inputs `bound` (per value id) as they are.
-  static bool plan_serves(const ShapePlan& plan, const std::vector<HostValue>& bound,
-                          const Graph& g);
+  FreeAxes adopt_free_axes();
+  // Whether `plan` serves the fed tensor inputs `fed` (ShapePlan::inputs' form) as they are.
+  static bool plan_serves(const ShapePlan& plan, const FedTensors& fed);
   // Evicts least recently used plans until the cache is within its bounds (the front stays).
   void evict_plans();
   // Compiles the only signature a single-signature session can see, at creation.
@@ -311,8 +320,8 @@ class Session {
   std::list<ShapePlan> shape_plans_;  // most recently used first
   size_t shape_plan_bytes_ = 0;       // sum of their bytes
   uint64_t plan_hits_ = 0, plan_misses_ = 0, plan_evictions_ = 0;
-  std::vector<std::pair<int, int32_t>> free_axes_;  // a plan child's adopted free axes
-  size_t released_constants_ = 0;                   // release_constant: how many, how many bytes
+  FreeAxes free_axes_;             // a plan child's adopted free axes
+  size_t released_constants_ = 0;  // release_constant: how many, how many bytes
   size_t released_constant_bytes_ = 0;
 };
 

@@ -19,9 +19,35 @@ namespace {
 
 constexpr int64_t kMaxOverrideElements = int64_t{1} << 40;
 
-std::string dims_text(const int64_t* dims, int32_t rank) {
+// "1x3x224x224"; a free axis of input `id` as "*".
+std::string dims_text(const int64_t* dims, int32_t rank, int id = -1, const FreeAxes& free = {}) {
   std::string s;
-  for (int32_t d = 0; d < rank; ++d) s += (d ? "x" : "") + std::to_string(dims[d]);
+  for (int32_t d = 0; d < rank; ++d)
+    s += (d ? "x" : "") + (is_free_axis(free, id, d) ? std::string("*") : std::to_string(dims[d]));
+  return s;
+}
+
+// The non-constant tensor inputs the run feeds.
+FedTensors fed_tensors(const Graph& g, const std::vector<HostValue>& bound) {
+  FedTensors fed;
+  for (int id : g.inputs) {
+    const HostValue& h = bound[id];
+    if (g.values[id].constant || g.values[id].kind != ValueKind::kTensor || !h.present ||
+        !h.is_tensor())
+      continue;
+    loom_tensor_t t = h.t;
+    t.data = nullptr;  // only the dtype and dims are kept
+    t.buffer = nullptr;
+    fed.emplace_back(id, t);
+  }
+  return fed;
+}
+
+// "x=1x3x224x224, mask=1x128", free axes as "*".
+std::string shapes_text(const Graph& g, const FedTensors& fed, const FreeAxes& free = {}) {
+  std::string s;
+  for (const auto& [id, t] : fed)
+    s += (s.empty() ? "" : ", ") + g.values[id].name + "=" + dims_text(t.dims, t.rank, id, free);
   return s;
 }
 
@@ -179,22 +205,17 @@ void Session::run_per_shape(const std::vector<std::string>& names,
   const Graph& g = *model_->graph;
   // Checks names, dtypes and the declared extents once, here, with the model's own names.
   BoundInputs bound = bind_inputs(names, inputs);
-  std::string key, shapes;
-  for (int id : g.inputs) {
-    const Value& v = g.values[id];
-    const HostValue& h = bound.values[id];
-    if (v.constant || v.kind != ValueKind::kTensor || !h.present || !h.is_tensor()) continue;
-    key += fmt::format("{}:{}:{};", id, static_cast<int>(h.t.dtype), dims_text(h.t.dims, h.t.rank));
-    shapes += (shapes.empty() ? "" : ", ") + v.name + "=" + dims_text(h.t.dims, h.t.rank);
-  }
+  const FedTensors fed = fed_tensors(g, bound.values);
+  std::string key;
+  for (const auto& [id, t] : fed)
+    key += fmt::format("{}:{}:{};", id, static_cast<int>(t.dtype), dims_text(t.dims, t.rank));
   auto it = std::find_if(shape_plans_.begin(), shape_plans_.end(),
                          [&](const ShapePlan& p) { return p.key == key; });
   // A plan whose devices run any extent where this signature differs serves it as it is: a
   // generation loop's cache grows by one at every step, and would otherwise plan every step.
   if (it == shape_plans_.end())
-    it = std::find_if(shape_plans_.begin(), shape_plans_.end(), [&](const ShapePlan& p) {
-      return !p.free.empty() && plan_serves(p, bound.values, g);
-    });
+    it = std::find_if(shape_plans_.begin(), shape_plans_.end(),
+                      [&](const ShapePlan& p) { return !p.free.empty() && plan_serves(p, fed); });
   if (it != shape_plans_.end()) {
     ++plan_hits_;
     shape_plans_.splice(shape_plans_.begin(), shape_plans_, it);
@@ -202,17 +223,16 @@ void Session::run_per_shape(const std::vector<std::string>& names,
     ++plan_misses_;
     auto specialized = std::make_shared<Model>(*model_);
     specialized->graph = std::make_shared<Graph>(*model_->graph);
-    for (int id : g.inputs) {
-      const HostValue& h = bound.values[id];
+    for (const auto& [id, t] : fed) {
       Value& v = specialized->graph->values[id];
-      if (v.constant || v.kind != ValueKind::kTensor || !h.present || !h.is_tensor()) continue;
-      v.shape.rank = h.t.rank;
-      v.shape.dims.assign(h.t.dims, h.t.dims + h.t.rank);
+      v.shape.rank = t.rank;
+      v.shape.dims.assign(t.dims, t.dims + t.rank);
       v.shape.dim_params.clear();
     }
     ShapePlan plan;
     plan.key = key;
-    plan.shapes = shapes;
+    plan.shapes = shapes_text(g, fed);
+    plan.inputs = fed;
     const auto start = std::chrono::steady_clock::now();
     plan.session = std::unique_ptr<Session>(new Session(*this, specialized, Specialized{}));
     const double ms =
@@ -220,30 +240,11 @@ void Session::run_per_shape(const std::vector<std::string>& names,
     plan.bytes = plan.session->plan_cache_stats().bytes;
     runtime_.log(
         LOOM_LOG_INFO, "scheduler",
-        fmt::format("planned for input shapes {} in {:.2f} ms ({} bytes of compiled state)", shapes,
-                    ms, plan.bytes));
-    for (int id : g.inputs) {
-      const HostValue& h = bound.values[id];
-      if (g.values[id].constant || g.values[id].kind != ValueKind::kTensor || !h.present ||
-          !h.is_tensor())
-        continue;
-      loom_tensor_t t = h.t;
-      t.data = nullptr;  // only the dtype and dims are kept
-      t.buffer = nullptr;
-      plan.inputs.emplace_back(id, t);
-    }
+        fmt::format("planned for input shapes {} in {:.2f} ms ({} bytes of compiled state)",
+                    plan.shapes, ms, plan.bytes));
     plan.free = plan.session->adopt_free_axes();
     if (!plan.free.empty()) {
-      plan.shapes.clear();
-      for (const auto& [id, t] : plan.inputs) {
-        std::string dims;
-        for (int32_t d = 0; d < t.rank; ++d)
-          dims += (d ? "x" : "") +
-                  (std::count(plan.free.begin(), plan.free.end(), std::pair<int, int32_t>{id, d})
-                       ? std::string("*")
-                       : std::to_string(t.dims[d]));
-        plan.shapes += (plan.shapes.empty() ? "" : ", ") + g.values[id].name + "=" + dims;
-      }
+      plan.shapes = shapes_text(g, fed, plan.free);
       runtime_.log(LOOM_LOG_INFO, "scheduler",
                    fmt::format("the plan serves input shapes {} (\"*\": any extent, as its "
                                "devices declared)",
@@ -256,29 +257,19 @@ void Session::run_per_shape(const std::vector<std::string>& names,
   shape_plans_.front().session->run_values(names, inputs, emit);
 }
 
-bool Session::plan_serves(const ShapePlan& plan, const std::vector<HostValue>& bound,
-                          const Graph& g) {
-  size_t matched = 0;
-  for (int id : g.inputs) {
-    const HostValue& h = bound[id];
-    if (g.values[id].constant || g.values[id].kind != ValueKind::kTensor || !h.present ||
-        !h.is_tensor())
-      continue;
-    auto in = std::find_if(plan.inputs.begin(), plan.inputs.end(),
-                           [id](const auto& entry) { return entry.first == id; });
-    if (in == plan.inputs.end()) return false;
-    const loom_tensor_t& t = in->second;
-    if (t.dtype != h.t.dtype || t.rank != h.t.rank) return false;
+bool Session::plan_serves(const ShapePlan& plan, const FedTensors& fed) {
+  if (fed.size() != plan.inputs.size()) return false;
+  for (size_t i = 0; i < fed.size(); ++i) {
+    const auto& [id, t] = plan.inputs[i];
+    const loom_tensor_t& f = fed[i].second;
+    if (fed[i].first != id || f.dtype != t.dtype || f.rank != t.rank) return false;
     for (int32_t d = 0; d < t.rank; ++d)
-      if (t.dims[d] != h.t.dims[d] &&
-          !std::count(plan.free.begin(), plan.free.end(), std::pair<int, int32_t>{id, d}))
-        return false;
-    ++matched;
+      if (f.dims[d] != t.dims[d] && !is_free_axis(plan.free, id, d)) return false;
   }
-  return matched == plan.inputs.size();
+  return true;
 }
 
-std::vector<std::pair<int, int32_t>> Session::adopt_free_axes() {
+FreeAxes Session::adopt_free_axes() {
   if (!current_ || prepared_.size() != 1) return {};
   // Folding that did anything here (beyond the parent's folding of the symbolic model) read
   // the fed shapes: a Shape whose result became a constant (position ids made from the cache
@@ -292,19 +283,16 @@ std::vector<std::pair<int, int32_t>> Session::adopt_free_axes() {
   const PartLinks links = part_links();
   // An axis counts where every part that reads the input declared it (a control-flow step
   // declares nothing, so one reading the input disqualifies it).
-  std::vector<std::pair<int, int32_t>> free;
+  FreeAxes free;
   std::vector<bool> declaring(p.parts.size(), false);
   for (size_t s = 0; s < p.parts.size(); ++s)
     for (const auto& entry : p.parts[s].free_axes) {
       const auto [id, axis] = entry;
       if (!g.values[id].graph_input || g.values[id].constant || g.values[id].graph_output ||
-          std::count(free.begin(), free.end(), entry))
+          is_free_axis(free, id, axis))
         continue;
       bool all = !links.readers[id].empty();
-      for (size_t r : links.readers[id]) {
-        const auto& axes = p.parts[r].free_axes;
-        all = all && std::count(axes.begin(), axes.end(), entry);
-      }
+      for (size_t r : links.readers[id]) all = all && is_free_axis(p.parts[r].free_axes, id, axis);
       if (!all) continue;
       free.push_back(entry);
       for (size_t r : links.readers[id]) declaring[r] = true;

@@ -317,12 +317,11 @@ std::string Session::signature_key(const std::vector<ValueFacts>& input_facts) c
     if (!f.known) continue;
     key += std::to_string(id) + ":" + std::to_string(static_cast<int>(f.kind)) + ":" +
            std::to_string(f.dtype) + ":" + std::to_string(f.shape.rank) + ":";
-    for (size_t d = 0; d < f.shape.dims.size(); ++d) {
-      const bool free =
-          std::find(free_axes_.begin(), free_axes_.end(),
-                    std::pair<int, int32_t>{id, static_cast<int32_t>(d)}) != free_axes_.end();
-      key += (free ? std::string("*") : std::to_string(f.shape.dims[d])) + ",";
-    }
+    for (size_t d = 0; d < f.shape.dims.size(); ++d)
+      key += (is_free_axis(free_axes_, id, static_cast<int32_t>(d))
+                  ? std::string("*")
+                  : std::to_string(f.shape.dims[d])) +
+             ",";
     key += ";";
   }
   return key;
