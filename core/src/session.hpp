@@ -96,7 +96,7 @@ struct Prepared {
   uint64_t last_used = 0;  // Session::tick_ of the last run that used it (LRU eviction)
 };
 
-// A malloc'd host copy of host tensor `t` for the application (session_run.cpp): one block,
+// A malloc'd host copy of host tensor `t` for the application (session_bind.cpp): one block,
 // STRING tensors packed as their loom_string_t array followed by the characters, so one free()
 // of out.data releases everything.
 void copy_to_host_tensor(const loom_tensor_t& t, loom_host_tensor_t& out);
@@ -165,7 +165,7 @@ class Session {
   std::shared_ptr<Model> fold_body(const std::shared_ptr<Model>& body);
   // `model` with the graphs of its If/Loop/Scan nodes folded (recursively), or `model`.
   std::shared_ptr<Model> fold_nested_graphs(const std::shared_ptr<Model>& model, int depth);
-  // Graph inputs read from the application, with what binding them tells (session_run.cpp).
+  // Graph inputs read from the application, with what binding them tells (session_bind.cpp).
   struct BoundInputs {
     std::vector<HostValue> values;  // per value id
     std::set<int> fed;              // overridable initializers the application fed
@@ -273,7 +273,7 @@ class Session {
   std::vector<int> parse_placements(const std::string& spec) const;
   std::unique_ptr<Prepared> prepare(const std::vector<ValueFacts>& input_facts,
                                     const std::set<int>& fed);
-  // ---- prepare()'s steps (session.cpp) ----
+  // ---- prepare()'s steps (session_prepare.cpp) ----
   struct PartLinks {
     std::vector<std::set<size_t>> readers;  // per value: the parts that read it
     std::vector<int> producer_part;         // per value: the part that makes it, or -1
