@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <loom/vector_math.hpp>
 
 #include "matvec.hpp"
-#include "vector_math.hpp"
 
 namespace loom::onednn {
 namespace {
@@ -19,13 +19,13 @@ __attribute__((target("avx512f"))) void cells_avx512(const float* gates, float* 
   for (int64_t j = 0; j < hidden; j += 16) {
     const __mmask16 m = hidden - j >= 16 ? static_cast<__mmask16>(0xFFFF)
                                          : static_cast<__mmask16>((1u << (hidden - j)) - 1u);
-    const __m512 i = sigmoid_ps(_mm512_maskz_loadu_ps(m, gates + j));
-    const __m512 o = sigmoid_ps(_mm512_maskz_loadu_ps(m, gates + hidden + j));
-    const __m512 f = sigmoid_ps(_mm512_maskz_loadu_ps(m, gates + 2 * hidden + j));
-    const __m512 g = tanh_ps(_mm512_maskz_loadu_ps(m, gates + 3 * hidden + j));
+    const __m512 i = sdk::sigmoid_ps(_mm512_maskz_loadu_ps(m, gates + j));
+    const __m512 o = sdk::sigmoid_ps(_mm512_maskz_loadu_ps(m, gates + hidden + j));
+    const __m512 f = sdk::sigmoid_ps(_mm512_maskz_loadu_ps(m, gates + 2 * hidden + j));
+    const __m512 g = sdk::tanh_ps(_mm512_maskz_loadu_ps(m, gates + 3 * hidden + j));
     const __m512 cell = _mm512_fmadd_ps(f, _mm512_maskz_loadu_ps(m, c + j), _mm512_mul_ps(i, g));
     _mm512_mask_storeu_ps(c + j, m, cell);
-    _mm512_mask_storeu_ps(h + j, m, _mm512_mul_ps(o, tanh_ps(cell)));
+    _mm512_mask_storeu_ps(h + j, m, _mm512_mul_ps(o, sdk::tanh_ps(cell)));
   }
 }
 #endif

@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#include "vector_math.hpp"
+#include <loom/vector_math.hpp>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -35,12 +34,12 @@ __attribute__((target("avx512f"))) void row_avx512(const float* in, float* out, 
 
   __m512 vsum = _mm512_setzero_ps();
   for (int64_t j = 0; j < full; j += 16) {
-    __m512 e = exp_nonpositive(_mm512_sub_ps(_mm512_loadu_ps(in + j), m));
+    __m512 e = sdk::exp_nonpositive(_mm512_sub_ps(_mm512_loadu_ps(in + j), m));
     if (!log) _mm512_storeu_ps(out + j, e);
     vsum = _mm512_add_ps(vsum, e);
   }
   if (tail) {
-    __m512 e = exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, in + full), m));
+    __m512 e = sdk::exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, in + full), m));
     if (!log) _mm512_mask_storeu_ps(out + full, tail, e);
     vsum = _mm512_mask_add_ps(vsum, tail, vsum, e);
   }

@@ -1,5 +1,6 @@
-// Vector math the device's own kernels share (softmax_rows.cpp, lstm_cells.cpp): x86-64 with
-// AVX-512F only; callers check the CPU before they run these.
+// AVX-512 vector math that CPU devices share (onednn: softmax_rows.cpp, lstm_cells.cpp; cpu:
+// gemm_blocked.cpp's dot products, the recurrent cells): x86-64 with AVX-512F only; callers
+// check the CPU before they run these.
 #pragma once
 
 #if defined(__x86_64__)
@@ -22,7 +23,7 @@
 
 LOOM_AVX512_WARNINGS_OFF
 
-namespace loom::onednn {
+namespace loom::sdk {
 
 // exp(x) for x <= 0 (x - max): x = n ln2 + r with |r| <= ln2/2, exp(r) by its degree-6 Taylor
 // polynomial (relative error 1.2e-7), times 2^n by scalef, which rounds to denormals and to 0
@@ -62,7 +63,7 @@ __attribute__((target("avx512f"))) inline __m512 tanh_ps(__m512 x) {
   return _mm512_castsi512_ps(_mm512_or_epi32(_mm512_castps_si512(t), sign));
 }
 
-}  // namespace loom::onednn
+}  // namespace loom::sdk
 
 LOOM_AVX512_WARNINGS_ON
 #endif
