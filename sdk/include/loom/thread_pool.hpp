@@ -5,10 +5,16 @@
 // while the pool is busy (from inside a chunk, a nested graph, or a second executable running
 // concurrently) runs inline on its caller, so the machine is never oversubscribed and nothing can
 // deadlock.
+//
+// Idle workers spin for a short while (kSpin) before they sleep, and so does the caller waiting
+// for the last chunk: a run's kernels call parallel_for back to back, and waking a sleeping thread
+// through the kernel costs more (several microseconds) than many of those kernels take. After kSpin
+// without work a worker sleeps on the condition variable, so an idle session costs nothing.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +41,13 @@ class ThreadPool {
   // rethrown here after every chunk has finished.
   void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn);
 
+  // How long idle threads poll before they block.
+  static constexpr std::chrono::microseconds kSpin{200};
+
  private:
+  // Polls `ready` until it returns true or kSpin has passed; true when it did.
+  template <typename Ready>
+  static bool spin_until(Ready&& ready);
   // True on a thread that is working for a pool: a parallel_for from there runs inline.
   static bool& inside_pool() {
     static thread_local bool inside = false;
@@ -53,6 +65,8 @@ class ThreadPool {
   std::condition_variable done_;
   bool stop_ = false;
   uint64_t generation_ = 0;  // bumped per job so each worker joins each job once
+  // generation_ (and stop_, as a bumped value) for the spinning workers, which read it unlocked.
+  std::atomic<uint64_t> published_{0};
 
   // The current job.
   const std::function<void(size_t, size_t)>* fn_ = nullptr;
@@ -65,8 +79,8 @@ class ThreadPool {
   // plan) finds the job closed and goes back to sleep instead of holding up the caller, which
   // has run the chunks itself meanwhile.
   bool open_ = false;
-  int joined_ = 0;            // workers inside work_on_job for the current job
-  std::exception_ptr error_;  // first exception thrown by a chunk of the current job
+  std::atomic<int> joined_{0};  // workers inside work_on_job (changed under mutex_)
+  std::exception_ptr error_;    // first exception thrown by a chunk of the current job
 };
 
 // ---- implementation (header-only so the unit tests can use the pool directly) ----------
@@ -81,6 +95,7 @@ inline ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
+    published_.fetch_add(1);
   }
   wake_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -110,11 +125,13 @@ inline void ThreadPool::parallel_for(size_t n, size_t grain,
     joined_ = 0;
     open_ = true;
     ++generation_;
+    published_.store(generation_);
   }
-  wake_.notify_all();
+  wake_.notify_all();  // no system call when every worker is spinning, none waits
   inside_pool() = true;
   work_on_job();
   inside_pool() = false;
+  spin_until([&] { return chunks_done_.load() == chunks_ && joined_.load() == 0; });
   std::unique_lock<std::mutex> lock(mutex_);
   // Wait for the chunks and for the workers that joined to leave the job; closing it under the
   // same lock keeps any later one out, so fn_ may be reset safely.
@@ -146,10 +163,25 @@ inline void ThreadPool::work_on_job() {
   }
 }
 
+template <typename Ready>
+bool ThreadPool::spin_until(Ready&& ready) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (unsigned i = 1;; ++i) {
+    if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+    if (i % 64 == 0 && std::chrono::steady_clock::now() >= until) return false;
+  }
+}
+
 inline void ThreadPool::worker_loop() {
   inside_pool() = true;
   uint64_t seen = 0;
   for (;;) {
+    spin_until([&] { return published_.load() != seen; });
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
