@@ -2,11 +2,10 @@
 // templated functor over the dtype of a tensor. Kernels compute float16/bfloat16 in float.
 #pragma once
 
-#include <loom/half.hpp>
-#include <loom/plugin.hpp>
-
 #include <cstdint>
 #include <cstring>
+#include <loom/half.hpp>
+#include <loom/plugin.hpp>
 #include <string>
 #include <type_traits>
 
@@ -29,21 +28,64 @@ struct BFloat16 {
 };
 
 // C++ type of a dtype.
-template <loom_dtype_t D> struct DTypeTraits;
-template <> struct DTypeTraits<LOOM_DTYPE_FLOAT32> { using type = float; };
-template <> struct DTypeTraits<LOOM_DTYPE_FLOAT64> { using type = double; };
-template <> struct DTypeTraits<LOOM_DTYPE_FLOAT16> { using type = Half; };
-template <> struct DTypeTraits<LOOM_DTYPE_BFLOAT16> { using type = BFloat16; };
-template <> struct DTypeTraits<LOOM_DTYPE_INT8> { using type = int8_t; };
-template <> struct DTypeTraits<LOOM_DTYPE_INT16> { using type = int16_t; };
-template <> struct DTypeTraits<LOOM_DTYPE_INT32> { using type = int32_t; };
-template <> struct DTypeTraits<LOOM_DTYPE_INT64> { using type = int64_t; };
-template <> struct DTypeTraits<LOOM_DTYPE_UINT8> { using type = uint8_t; };
-template <> struct DTypeTraits<LOOM_DTYPE_UINT16> { using type = uint16_t; };
-template <> struct DTypeTraits<LOOM_DTYPE_UINT32> { using type = uint32_t; };
-template <> struct DTypeTraits<LOOM_DTYPE_UINT64> { using type = uint64_t; };
-template <> struct DTypeTraits<LOOM_DTYPE_BOOL> { using type = bool; };
-template <> struct DTypeTraits<LOOM_DTYPE_STRING> { using type = loom_string_t; };
+template <loom_dtype_t D>
+struct DTypeTraits;
+template <>
+struct DTypeTraits<LOOM_DTYPE_FLOAT32> {
+  using type = float;
+};
+template <>
+struct DTypeTraits<LOOM_DTYPE_FLOAT64> {
+  using type = double;
+};
+template <>
+struct DTypeTraits<LOOM_DTYPE_FLOAT16> {
+  using type = Half;
+};
+template <>
+struct DTypeTraits<LOOM_DTYPE_BFLOAT16> {
+  using type = BFloat16;
+};
+template <>
+struct DTypeTraits<LOOM_DTYPE_INT8> {
+  using type = int8_t;
+};
+template <>
+struct DTypeTraits<LOOM_DTYPE_INT16> {
+  using type = int16_t;
+};
+template <>
+struct DTypeTraits<LOOM_DTYPE_INT32> {
+  using type = int32_t;
+};
+template <>
+struct DTypeTraits<LOOM_DTYPE_INT64> {
+  using type = int64_t;
+};
+template <>
+struct DTypeTraits<LOOM_DTYPE_UINT8> {
+  using type = uint8_t;
+};
+template <>
+struct DTypeTraits<LOOM_DTYPE_UINT16> {
+  using type = uint16_t;
+};
+template <>
+struct DTypeTraits<LOOM_DTYPE_UINT32> {
+  using type = uint32_t;
+};
+template <>
+struct DTypeTraits<LOOM_DTYPE_UINT64> {
+  using type = uint64_t;
+};
+template <>
+struct DTypeTraits<LOOM_DTYPE_BOOL> {
+  using type = bool;
+};
+template <>
+struct DTypeTraits<LOOM_DTYPE_STRING> {
+  using type = loom_string_t;
+};
 
 template <typename T>
 constexpr bool is_half_like_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
@@ -64,8 +106,10 @@ inline To convert(From v) {
 
 // Calls fn.template operator()<T>() with T = the C++ type of `dtype`, for the dtype groups
 // given as template argument (only those are instantiated):
-//   dispatch<kNumeric>(t.dtype, ctx.where(), [&]<typename T>() { ... });
-// Other dtypes throw LOOM_ERROR_UNSUPPORTED naming `what`.
+//   dispatch<kNumeric>(t.dtype, ctx, [&]<typename T>() { ... });
+// Other dtypes throw LOOM_ERROR_UNSUPPORTED naming `what`: a string, or an object with where()
+// (a kernel context), asked only then: building the node's name on every call cost more than
+// the small kernels it named.
 enum DTypeGroup : unsigned {
   kFloats = 1u,        // float32, float64, float16, bfloat16
   kSignedInts = 2u,    // int8..int64
@@ -76,14 +120,22 @@ enum DTypeGroup : unsigned {
   kAll = kNumeric | kBool | kString,
 };
 
-template <unsigned Groups, typename Fn>
-decltype(auto) dispatch(loom_dtype_t dtype, const std::string& what, Fn&& fn) {
+template <typename What>
+std::string what_text(const What& what) {
+  if constexpr (requires { what.where(); })
+    return what.where();
+  else
+    return std::string(what);
+}
+
+template <unsigned Groups, typename What, typename Fn>
+decltype(auto) dispatch(loom_dtype_t dtype, const What& what, Fn&& fn) {
   switch (dtype) {
-#define LOOM_CPU_CASE(D, G) \
-  case D:                   \
-    if constexpr ((Groups & (G)) != 0) {                                                   \
-      return fn.template operator()<typename DTypeTraits<D>::type>();                      \
-    }                                                                                      \
+#define LOOM_CPU_CASE(D, G)                                           \
+  case D:                                                             \
+    if constexpr ((Groups & (G)) != 0) {                              \
+      return fn.template operator()<typename DTypeTraits<D>::type>(); \
+    }                                                                 \
     break;
     LOOM_CPU_CASE(LOOM_DTYPE_FLOAT32, kFloats)
     LOOM_CPU_CASE(LOOM_DTYPE_FLOAT64, kFloats)
@@ -104,7 +156,7 @@ decltype(auto) dispatch(loom_dtype_t dtype, const std::string& what, Fn&& fn) {
       break;
   }
   sdk::fail(LOOM_ERROR_UNSUPPORTED,
-            what + ": element type " + sdk::dtype_name(dtype) + " is not supported");
+            what_text(what) + ": element type " + sdk::dtype_name(dtype) + " is not supported");
 }
 
 }  // namespace loom::cpu

@@ -74,7 +74,12 @@ TEST(GemmRoutine, MatchesNaiveForOddShapesTransposesAndStrides) {
                         {64, 3, 100, false, true, 0.5f, 1},
                         {9, 7, 33, false, false, 2, 0.5f},
                         {9, 8, 33, false, false, 1, 0},
-                        {1, 40, 300, false, true, 1, 0}};
+                        {1, 40, 300, false, true, 1, 0},
+                        // Few rows against B transposed (a recurrent cell's gates): dots of
+                        // each row of A with B's rows, four at a time and the rest one by one.
+                        {4, 256, 64, false, true, 1, 0},
+                        {3, 37, 19, false, true, 0.5f, 1},
+                        {5, 38, 20, false, true, 1, 0}};
   unsigned seed = 1;
   for (const Case& cs : cases) {
     for (int threaded = 0; threaded < 2; ++threaded) {

@@ -448,8 +448,9 @@ void Executable::run_node(const CompiledGraph& cg, const CompiledNode& cn, Scope
   // Cancellation and deadlines end the run between nodes (nested graphs' nodes included).
   if (const std::shared_ptr<RunBudget>& budget = current_run_budget()) budget->control.poll();
   NodeContext ctx(*this, cg, cn, scope);
-  const std::string where = ctx.where();
+  // The node's name only on errors: building it for every node cost a small kernel's time.
   auto named = [&](const std::string& message) {
+    const std::string where = ctx.where();
     return message.rfind(where, 0) == 0 ? message : where + ": " + message;
   };
   try {
@@ -462,7 +463,7 @@ void Executable::run_node(const CompiledGraph& cg, const CompiledNode& cn, Scope
   } catch (const Error& e) {
     throw Error(e.code(), named(e.what()));
   } catch (const std::bad_alloc&) {
-    throw Error(LOOM_ERROR_OUT_OF_MEMORY, where + ": out of memory");
+    throw Error(LOOM_ERROR_OUT_OF_MEMORY, ctx.where() + ": out of memory");
   } catch (const std::exception& e) {
     throw Error(LOOM_ERROR_RUNTIME, named(e.what()));
   }
@@ -471,7 +472,8 @@ void Executable::run_node(const CompiledGraph& cg, const CompiledNode& cn, Scope
     if (node.outputs[i] < 0) continue;
     Tensor& out = ctx.outputs()[i];
     if (out.view.dtype == LOOM_DTYPE_UNDEFINED)
-      fail(LOOM_ERROR_INTERNAL, where + ": the kernel produced no output " + std::to_string(i));
+      fail(LOOM_ERROR_INTERNAL,
+           ctx.where() + ": the kernel produced no output " + std::to_string(i));
     auto index = static_cast<size_t>(node.outputs[i]);
     scope.values[index] = std::move(out);
     scope.present[index] = true;

@@ -15,7 +15,7 @@ template <typename F>
 void float_activation(KernelContext& ctx, F f) {
   const loom_tensor_t& x = ctx.required_input(0);
   loom_tensor_t& out = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = compute_t<T>;
     map_unary<T, T>(ctx, x, out, [&](T v) { return convert<T>(static_cast<C>(f(convert<C>(v)))); });
   });
@@ -38,7 +38,7 @@ C sigmoid(C x) {
 void relu_kernel(KernelContext& ctx) {
   const loom_tensor_t& x = ctx.required_input(0);
   loom_tensor_t& out = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
-  dispatch<kFloats | kSignedInts>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats | kSignedInts>(x.dtype, ctx, [&]<typename T>() {
     using C = compute_t<T>;
     map_unary<T, T>(ctx, x, out, [](T v) {
       C c = convert<C>(v);
@@ -142,7 +142,7 @@ void shrink_kernel(KernelContext& ctx) {
   const float lambd = ctx.attrs().get_float("lambd", 0.5f);
   const float bias = ctx.attrs().get_float("bias", 0.0f);
   loom_tensor_t& out = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
-  dispatch<kNumeric>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric>(x.dtype, ctx, [&]<typename T>() {
     map_unary<T, T>(ctx, x, out, [=](T v) {
       // Integers too: compute in double, as the spec defines the op on real numbers.
       double c = convert<double>(v);
@@ -159,7 +159,7 @@ void shrink_kernel(KernelContext& ctx) {
 void clip_kernel(KernelContext& ctx) {
   const loom_tensor_t& x = ctx.required_input(0);
   loom_tensor_t& out = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
-  dispatch<kNumeric>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric>(x.dtype, ctx, [&]<typename T>() {
     using C = compute_t<T>;
     C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
     if constexpr (std::is_floating_point_v<C>) {
@@ -209,7 +209,7 @@ void prelu_kernel(KernelContext& ctx) {
   if (shape != std::vector<int64_t>(sdk::shape_of(x).begin(), sdk::shape_of(x).end()))
     fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": slope does not broadcast to the shape of X");
   loom_tensor_t& out = ctx.allocate_output(0, x.dtype, shape);
-  dispatch<kFloats | kSignedInts | kUnsignedInts>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats | kSignedInts | kUnsignedInts>(x.dtype, ctx, [&]<typename T>() {
     using C = compute_t<T>;
     broadcast_binary<T, T, T>(ctx, x, slope, out, [](T v, T s) {
       C c = convert<C>(v);

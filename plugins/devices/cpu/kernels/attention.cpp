@@ -367,7 +367,7 @@ void attention(KernelContext& ctx, const Geometry& g, const Params& p) {
     if (!ctx.output_requested(out)) return;
     const int64_t dims[4] = {B, Hkv, T_, last};
     loom_tensor_t& t = ctx.allocate_output(out, now.dtype, dims);
-    dispatch<kFloats>(now.dtype, ctx.where(), [&]<typename E>() {
+    dispatch<kFloats>(now.dtype, ctx, [&]<typename E>() {
       E* dst = sdk::data_of<E>(t);
       const auto same = [](E x) { return x; };
       if (past) gather_heads(sdk::data_of<const E>(*past), false, past_dims, dst, g.total, 0, same);
@@ -504,7 +504,7 @@ void attention(KernelContext& ctx, const Geometry& g, const Params& p) {
 void attention_kernel(KernelContext& ctx) {
   const Geometry g = geometry_of(ctx);
   const Params p = params_of(ctx, g);
-  dispatch<kFloats>(ctx.required_input(0).dtype, ctx.where(),
+  dispatch<kFloats>(ctx.required_input(0).dtype, ctx,
                     [&]<typename T>() { attention<T>(ctx, g, p); });
 }
 

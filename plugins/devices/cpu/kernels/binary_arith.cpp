@@ -36,7 +36,7 @@ void arith_kernel(KernelContext& ctx) {
   require_same_dtype(ctx, {&a, &b});
   std::vector<int64_t> shape = broadcast_shapes(ctx, {&a, &b});
   loom_tensor_t& out = ctx.allocate_output(0, a.dtype, shape);
-  dispatch<kNumeric>(a.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric>(a.dtype, ctx, [&]<typename T>() {
     if constexpr (std::is_floating_point_v<T> || is_half_like_v<T>) {
       broadcast_binary<T, T, T>(ctx, a, b, out, [](T x, T y) {
         using C = compute_t<T>;
@@ -86,7 +86,7 @@ void mod_kernel(KernelContext& ctx) {
   const bool fmod = ctx.attrs().get_int("fmod", 0) != 0;
   std::vector<int64_t> shape = broadcast_shapes(ctx, {&a, &b});
   loom_tensor_t& out = ctx.allocate_output(0, a.dtype, shape);
-  dispatch<kNumeric>(a.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric>(a.dtype, ctx, [&]<typename T>() {
     if constexpr (std::is_floating_point_v<T> || is_half_like_v<T>) {
       // fmod=1: C fmod, the sign of the dividend. fmod=0 (the spec requires 1 for floats; we
       // follow numpy.mod rather than refuse): the sign of the divisor.
@@ -162,8 +162,8 @@ void pow_kernel(KernelContext& ctx) {
   if (ctx.opset() < 12) require_same_dtype(ctx, {&a, &b});
   std::vector<int64_t> shape = broadcast_shapes(ctx, {&a, &b});
   loom_tensor_t& out = ctx.allocate_output(0, a.dtype, shape);
-  dispatch<kFloats | kSignedInts | kUnsignedInts>(a.dtype, ctx.where(), [&]<typename T>() {
-    dispatch<kNumeric>(b.dtype, ctx.where(), [&]<typename E>() {
+  dispatch<kFloats | kSignedInts | kUnsignedInts>(a.dtype, ctx, [&]<typename T>() {
+    dispatch<kNumeric>(b.dtype, ctx, [&]<typename E>() {
       broadcast_binary<T, E, T>(ctx, a, b, out, [](T x, E y) { return pow_element<T, E>(x, y); });
     });
   });

@@ -162,7 +162,7 @@ void cast_narrow(KernelContext& ctx, const loom_tensor_t& in, loom_dtype_t to,
       for (size_t i = 0; i < n; ++i) dst[i] = map[src[i]];
       return;
     }
-    dispatch<kNumeric | kBool>(to, ctx.where(), [&]<typename To>() {
+    dispatch<kNumeric | kBool>(to, ctx, [&]<typename To>() {
       To* dst = static_cast<To*>(out.data);
       if (nt::is_narrow_int(in.dtype)) {
         for (size_t i = 0; i < n; ++i)
@@ -173,7 +173,7 @@ void cast_narrow(KernelContext& ctx, const loom_tensor_t& in, loom_dtype_t to,
     });
     return;
   }
-  dispatch<kNumeric | kBool>(in.dtype, ctx.where(), [&]<typename From>() {
+  dispatch<kNumeric | kBool>(in.dtype, ctx, [&]<typename From>() {
     map_unary<From, uint8_t>(ctx, in, out, [&](From v) { return to_narrow<From>(v, to, o); });
   });
 }
@@ -190,7 +190,7 @@ void cast_to(KernelContext& ctx, const loom_tensor_t& in, loom_dtype_t to,
     Tensor result = make_tensor(LOOM_DTYPE_STRING, sdk::shape_of(in));
     auto* views = static_cast<loom_string_t*>(result.view.data);
     size_t n = static_cast<size_t>(sdk::element_count(in));
-    dispatch<kNumeric | kBool>(in.dtype, ctx.where(), [&]<typename From>() {
+    dispatch<kNumeric | kBool>(in.dtype, ctx, [&]<typename From>() {
       const From* src = static_cast<const From*>(in.data);
       for (size_t i = 0; i < n; ++i) (*result.strings)[i] = to_text(src[i]);
     });
@@ -201,7 +201,7 @@ void cast_to(KernelContext& ctx, const loom_tensor_t& in, loom_dtype_t to,
   }
   loom_tensor_t& out = ctx.allocate_output(0, to, sdk::shape_of(in));
   if (in.dtype == LOOM_DTYPE_STRING) {
-    dispatch<kNumeric | kBool>(to, ctx.where(), [&]<typename To>() {
+    dispatch<kNumeric | kBool>(to, ctx, [&]<typename To>() {
       const auto* src = static_cast<const loom_string_t*>(in.data);
       To* dst = static_cast<To*>(out.data);
       size_t n = static_cast<size_t>(sdk::element_count(in));
@@ -209,8 +209,8 @@ void cast_to(KernelContext& ctx, const loom_tensor_t& in, loom_dtype_t to,
     });
     return;
   }
-  dispatch<kNumeric | kBool>(in.dtype, ctx.where(), [&]<typename From>() {
-    dispatch<kNumeric | kBool>(to, ctx.where(), [&]<typename To>() {
+  dispatch<kNumeric | kBool>(in.dtype, ctx, [&]<typename From>() {
+    dispatch<kNumeric | kBool>(to, ctx, [&]<typename To>() {
       map_unary<From, To>(ctx, in, out, [](From v) { return cast_value<To, From>(v); });
     });
   });

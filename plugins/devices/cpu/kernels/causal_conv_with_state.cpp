@@ -115,7 +115,7 @@ void causal_conv_kernel(KernelContext& ctx) {
          ctx.where() + ": activation '" + activation + "' is not 'none', 'silu' or 'swish'");
   const Shape s = shape_of(ctx);
   const bool silu = activation != "none";
-  dispatch<kFloats>(ctx.required_input(0).dtype, ctx.where(),
+  dispatch<kFloats>(ctx.required_input(0).dtype, ctx,
                     [&]<typename T>() { causal_conv<T>(ctx, s, silu); });
 }
 

@@ -28,7 +28,7 @@ void compare_kernel(KernelContext& ctx) {
     }
     return;
   }
-  dispatch<kNumeric | kBool>(a.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric | kBool>(a.dtype, ctx, [&]<typename T>() {
     using C = compute_t<T>;
     broadcast_binary<T, T, bool>(ctx, a, b, out, [](T x, T y) {
       C cx = convert<C>(x), cy = convert<C>(y);
@@ -76,7 +76,7 @@ void bitwise_kernel(KernelContext& ctx) {
   require_same_dtype(ctx, {&a, &b});
   std::vector<int64_t> shape = broadcast_shapes(ctx, {&a, &b});
   loom_tensor_t& out = ctx.allocate_output(0, a.dtype, shape);
-  dispatch<kSignedInts | kUnsignedInts>(a.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kSignedInts | kUnsignedInts>(a.dtype, ctx, [&]<typename T>() {
     broadcast_binary<T, T, T>(ctx, a, b, out, [](T x, T y) {
       if constexpr (Op == Bitwise::kAnd)
         return static_cast<T>(x & y);
@@ -119,9 +119,9 @@ void bit_shift_kernel(KernelContext& ctx) {
     });
   };
   if (ctx.opset() >= 28)
-    dispatch<kUnsignedInts | kSignedInts>(a.dtype, ctx.where(), shift);
+    dispatch<kUnsignedInts | kSignedInts>(a.dtype, ctx, shift);
   else
-    dispatch<kUnsignedInts>(a.dtype, ctx.where(), shift);
+    dispatch<kUnsignedInts>(a.dtype, ctx, shift);
 }
 
 // Where(condition, X, Y): three-way broadcast.
@@ -151,7 +151,7 @@ void where_kernel(KernelContext& ctx) {
     return;
   }
   loom_tensor_t& out = ctx.allocate_output(0, x.dtype, shape);
-  dispatch<kNumeric | kBool>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric | kBool>(x.dtype, ctx, [&]<typename T>() {
     broadcast_ternary<bool, T, T, T>(ctx, c, x, y, out, [](bool k, T p, T q) { return k ? p : q; });
   });
 }

@@ -4,7 +4,9 @@
 //     one output plane per task;
 //   - everything else: per image and group, im2col then one blocked GEMM
 //     Y_g[M/g, out] = W_g[M/g, C/g * taps] x col[C/g * taps, out], skipping im2col for
-//     1x1 kernels with unit stride and no padding, whose input already is the column matrix.
+//     1x1 kernels with unit stride and no padding, whose input already is the column matrix;
+//     with fewer than 8 output positions the columns are gathered transposed (one contiguous
+//     patch per position) for the GEMM's dot products.
 #include <memory>
 
 #include "conv_util.hpp"
@@ -81,6 +83,10 @@ void conv_depthwise(const KernelContext& ctx, const ConvShape& s, const C* x, co
   });
 }
 
+// Below this many output positions per image the patches path is taken (gemm's dot-product
+// path covers the same few columns).
+constexpr size_t kFewPositions = 8;
+
 template <typename C>
 void conv_gemm(const KernelContext& ctx, const ConvShape& s, const C* x, const C* w, C* y,
                bool has_bias) {
@@ -93,20 +99,31 @@ void conv_gemm(const KernelContext& ctx, const ConvShape& s, const C* x, const C
   for (size_t d = 0; d < g.rank(); ++d)
     pointwise = pointwise && g.kernel[d] == 1 && g.stride[d] == 1 && g.pad_begin[d] == 0 &&
                 g.pad_end[d] == 0;
-  // Not value-initialised: im2col writes every element, and zeroing megabytes costs time.
+  // Few output positions (a strided 1-D convolution over a short signal): one dot product per
+  // filter and position, so each position's patch is gathered contiguous and the GEMM reads
+  // them as op(B) transposed (its dot-product path) instead of transposing the columns again.
+  const bool patches = !pointwise && out_size < kFewPositions;
+  // Not value-initialised: im2col / im2patches write every element, and zeroing megabytes
+  // costs time.
   std::unique_ptr<C[]> col(pointwise ? nullptr : new C[k * out_size]);
   const ParallelFor pf = parallel_for_of(ctx);
   for (int64_t n = 0; n < s.batch; ++n) {
     for (int64_t grp = 0; grp < s.group; ++grp) {
       const C* xg = x + (static_cast<size_t>(n * s.in_channels) + grp * cin_g) * in_size;
+      C* yg = y + (static_cast<size_t>(n * s.out_channels) + grp * cout_g) * out_size;
+      const C* wg = w + grp * cout_g * k;
+      const C beta = has_bias ? C(1) : C(0);
+      if (patches) {
+        nn::im2patches(g, xg, cin_g, col.get());
+        gemm(false, true, cout_g, out_size, k, C(1), wg, k, col.get(), k, beta, yg, out_size, pf);
+        continue;
+      }
       const C* cols = xg;
       if (!pointwise) {
         nn::im2col(g, xg, cin_g, col.get(), pf);
         cols = col.get();
       }
-      C* yg = y + (static_cast<size_t>(n * s.out_channels) + grp * cout_g) * out_size;
-      gemm(false, false, cout_g, out_size, k, C(1), w + grp * cout_g * k, k, cols, out_size,
-           has_bias ? C(1) : C(0), yg, out_size, pf);
+      gemm(false, false, cout_g, out_size, k, C(1), wg, k, cols, out_size, beta, yg, out_size, pf);
     }
   }
 }
@@ -121,7 +138,7 @@ void conv_kernel(KernelContext& ctx) {
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, out_dims);
   if (sdk::element_count(y) == 0 || sdk::element_count(x) == 0) return;
 
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x), wv(w);
     nn::ComputeOutput<T> out(y);

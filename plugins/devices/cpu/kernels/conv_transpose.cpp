@@ -90,7 +90,7 @@ void conv_transpose_kernel(KernelContext& ctx) {
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, out_dims);
   if (sdk::element_count(y) == 0) return;
 
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x), wv(w);
     nn::ComputeOutput<T> out(y);

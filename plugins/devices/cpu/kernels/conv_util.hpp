@@ -94,6 +94,12 @@ template <typename T>
 void im2col(const WindowGeometry& g, const T* x, size_t channels, T* col,
             const ParallelFor& parallel);
 
+// The transpose of im2col, for few output positions (each one a dot product per filter):
+// patches[o * channels * kernel_size + c * kernel_size + tap] = x[c][input position of (o, tap)]
+// or 0 in padding. Each position's patch is contiguous, as a row of the GEMM's op(B)^T.
+template <typename T>
+void im2patches(const WindowGeometry& g, const T* x, size_t channels, T* patches);
+
 // The adjoint of im2col: y[c][input position of (o, tap)] += col[(c * kernel_size + tap) *
 // out_size + o]. y (channels planes of in_size) must be initialised by the caller.
 template <typename T>

@@ -43,9 +43,8 @@ double read_scalar_as_double(const KernelContext& ctx, const loom_tensor_t& t, c
     fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": input '" + what +
                                           "' must hold exactly one value, got shape " +
                                           shape_string(sdk::shape_of(t)));
-  return dispatch<kNumeric | kBool>(t.dtype, ctx.where(), [&]<typename T>() {
-    return convert<double>(*static_cast<const T*>(t.data));
-  });
+  return dispatch<kNumeric | kBool>(
+      t.dtype, ctx, [&]<typename T>() { return convert<double>(*static_cast<const T*>(t.data)); });
 }
 
 std::vector<float> read_float_values(const KernelContext& ctx, const loom_tensor_t& t,
@@ -57,7 +56,7 @@ std::vector<float> read_float_values(const KernelContext& ctx, const loom_tensor
     fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": input '" + what +
                                           "' must be a floating-point tensor, got " +
                                           sdk::dtype_name(t.dtype));
-  dispatch<kFloats>(t.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(t.dtype, ctx, [&]<typename T>() {
     const T* p = static_cast<const T*>(t.data);
     for (size_t i = 0; i < n; ++i) v[i] = convert<float>(p[i]);
   });

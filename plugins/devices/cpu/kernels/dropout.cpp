@@ -36,7 +36,7 @@ void dropout_kernel(KernelContext& ctx) {
     ctx.set_output(0, *ctx.input_tensor(0));
     if (want_mask) {
       loom_tensor_t& mask = ctx.allocate_output(1, mask_type, sdk::shape_of(x));
-      dispatch<kFloats | kBool>(mask_type, ctx.where(), [&]<typename M>() {
+      dispatch<kFloats | kBool>(mask_type, ctx, [&]<typename M>() {
         M* m = sdk::data_of<M>(mask);
         for (size_t i = 0; i < n; ++i) m[i] = convert<M>(1.0f);
       });
@@ -52,7 +52,7 @@ void dropout_kernel(KernelContext& ctx) {
   for (size_t i = 0; i < n; ++i) kept[i] = keep(gen);
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
   const double scale = 1.0 / (1.0 - ratio);
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     const T* src = sdk::data_of<const T>(x);
     T* dst = sdk::data_of<T>(y);
     for (size_t i = 0; i < n; ++i)
@@ -60,7 +60,7 @@ void dropout_kernel(KernelContext& ctx) {
   });
   if (want_mask) {
     loom_tensor_t& mask = ctx.allocate_output(1, mask_type, sdk::shape_of(x));
-    dispatch<kFloats | kBool>(mask_type, ctx.where(), [&]<typename M>() {
+    dispatch<kFloats | kBool>(mask_type, ctx, [&]<typename M>() {
       M* m = sdk::data_of<M>(mask);
       for (size_t i = 0; i < n; ++i) m[i] = convert<M>(kept[i] ? 1.0f : 0.0f);
     });

@@ -12,7 +12,7 @@ void eye_like_kernel(KernelContext& ctx) {
   const auto dtype = static_cast<loom_dtype_t>(ctx.attrs().get_int("dtype", in.dtype));
   const int64_t k = ctx.attrs().get_int("k", 0);
   loom_tensor_t& out = ctx.allocate_output(0, dtype, sdk::shape_of(in));
-  dispatch<kNumeric | kBool>(dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric | kBool>(dtype, ctx, [&]<typename T>() {
     T* o = sdk::data_of<T>(out);
     const int64_t rows = in.dims[0], cols = in.dims[1];
     for (int64_t i = 0; i < rows; ++i) {

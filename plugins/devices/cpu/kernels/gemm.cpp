@@ -58,7 +58,7 @@ void gemm_kernel(KernelContext& ctx) {
   const int64_t out_dims[2] = {m, n};
   loom_tensor_t& y = ctx.allocate_output(0, a.dtype, out_dims);
 
-  dispatch<kFloats | kSignedInts | kUnsignedInts>(a.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats | kSignedInts | kUnsignedInts>(a.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> av(a), bv(b);
     nn::ComputeOutput<T> out(y);

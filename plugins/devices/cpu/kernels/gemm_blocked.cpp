@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <loom/vector_math.hpp>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -149,53 +150,237 @@ void pack_b(bool trans, const T* b, size_t ldb, size_t p0, size_t kc, size_t j0,
   }
 }
 
-// Dot product of two contiguous rows with split accumulators (two vectors' worth), which the
-// compiler turns into vector multiply-adds without reassociating one running sum. Floats
-// accumulate in double: this is the reference device, and a float sum of a few thousand
+// Dot products of one contiguous vector x with `count` contiguous rows (row j at rows + j*ldr):
+//   out[j * ostride] = alpha * x.row_j + beta * out[j * ostride]   (beta 0: out is not read).
+// Four rows at a time share each load of x, and each row keeps its own split accumulators, so
+// the compiler turns the lanes into vector multiply-adds without reassociating one running sum.
+// Floats accumulate in double: this is the reference device, and a float sum of a few thousand
 // products that cancel (a classifier's logit) drifts by more than the tolerance the other
-// devices are held to against it.
+// devices are held to against it. Products of two floats are exact in double.
 template <typename T, bool Fma>
-LOOM_GEMM_INLINE T dot_body(const T* __restrict a, const T* __restrict b, size_t k) {
+LOOM_GEMM_INLINE void dots_body(const T* __restrict x, const T* __restrict rows, size_t ldr,
+                                size_t count, size_t k, T alpha, T beta, T* __restrict out,
+                                size_t ostride) {
   using Acc = std::conditional_t<std::is_same_v<T, float>, double, T>;
-  constexpr size_t kLanes = 32 / sizeof(Acc) * 2;
-  Acc lanes[kLanes] = {};
-  size_t p = 0;
-  for (; p + kLanes <= k; p += kLanes) {
+  constexpr size_t kRows = 4;
+  constexpr size_t kLanes = 64 / sizeof(Acc);  // one 512-bit or two 256-bit vectors per row
+  auto store = [&](size_t j, Acc sum) {
+    T& dst = out[j * ostride];
+    const T v = alpha * T(sum);
+    dst = beta == T(0) ? v : v + beta * dst;
+  };
+  size_t j = 0;
+  for (; j + kRows <= count; j += kRows) {
+    const T* r = rows + j * ldr;
+    Acc lanes[kRows][kLanes] = {};
+    size_t p = 0;
+    for (; p + kLanes <= k; p += kLanes) {
+      Acc xv[kLanes];
 #pragma GCC unroll 16
-    for (size_t l = 0; l < kLanes; ++l) {
-      if constexpr (Fma)
-        lanes[l] = std::fma(Acc(a[p + l]), Acc(b[p + l]), lanes[l]);
-      else
-        lanes[l] += Acc(a[p + l]) * Acc(b[p + l]);
+      for (size_t l = 0; l < kLanes; ++l) xv[l] = Acc(x[p + l]);
+#pragma GCC unroll 4
+      for (size_t i = 0; i < kRows; ++i) {
+#pragma GCC unroll 16
+        for (size_t l = 0; l < kLanes; ++l) {
+          const Acc rv = Acc(r[i * ldr + p + l]);
+          if constexpr (Fma)
+            lanes[i][l] = std::fma(xv[l], rv, lanes[i][l]);
+          else
+            lanes[i][l] += xv[l] * rv;
+        }
+      }
+    }
+    for (size_t i = 0; i < kRows; ++i) {
+      Acc sum = Acc(0);
+      for (size_t q = p; q < k; ++q) sum += Acc(x[q]) * Acc(r[i * ldr + q]);
+      for (size_t l = 0; l < kLanes; ++l) sum += lanes[i][l];
+      store(j + i, sum);
     }
   }
-  Acc sum = Acc(0);
-  for (; p < k; ++p) sum += Acc(a[p]) * Acc(b[p]);
-  for (size_t l = 0; l < kLanes; ++l) sum += lanes[l];
-  return T(sum);
+  for (; j < count; ++j) {
+    const T* r = rows + j * ldr;
+    Acc lanes[kLanes] = {};
+    size_t p = 0;
+    for (; p + kLanes <= k; p += kLanes) {
+#pragma GCC unroll 16
+      for (size_t l = 0; l < kLanes; ++l) {
+        if constexpr (Fma)
+          lanes[l] = std::fma(Acc(x[p + l]), Acc(r[p + l]), lanes[l]);
+        else
+          lanes[l] += Acc(x[p + l]) * Acc(r[p + l]);
+      }
+    }
+    Acc sum = Acc(0);
+    for (; p < k; ++p) sum += Acc(x[p]) * Acc(r[p]);
+    for (size_t l = 0; l < kLanes; ++l) sum += lanes[l];
+    store(j, sum);
+  }
 }
 
 template <typename T>
-using DotKernel = T (*)(const T* a, const T* b, size_t k);
+using DotsKernel = void (*)(const T* x, const T* rows, size_t ldr, size_t count, size_t k, T alpha,
+                            T beta, T* out, size_t ostride);
 
 template <typename T>
-T dot_portable(const T* a, const T* b, size_t k) {
-  return dot_body<T, false>(a, b, k);
+void dots_portable(const T* x, const T* rows, size_t ldr, size_t count, size_t k, T alpha, T beta,
+                   T* out, size_t ostride) {
+  dots_body<T, false>(x, rows, ldr, count, k, alpha, beta, out, ostride);
 }
 
 #ifdef LOOM_GEMM_HAVE_AVX2
 template <typename T>
-__attribute__((target("avx2,fma"))) T dot_avx2(const T* a, const T* b, size_t k) {
-  return dot_body<T, true>(a, b, k);
+__attribute__((target("avx2,fma"))) void dots_avx2(const T* x, const T* rows, size_t ldr,
+                                                   size_t count, size_t k, T alpha, T beta, T* out,
+                                                   size_t ostride) {
+  dots_body<T, true>(x, rows, ldr, count, k, alpha, beta, out, ostride);
+}
+
+// AVX-512, floats: written with intrinsics because the compiler's vectorisation of the plain
+// body above is fragile (a small change to it turned it scalar). Converting every element to
+// double bounds the loop by the conversions, so products accumulate in float lanes for at most
+// four steps (sixteen lanes, 64 elements), and each block's lanes are then added in double: a
+// lane's float sum has four terms, far from the thousands-long chains that drifted. Four rows
+// share each load of x; the tail of k is a masked load (masked-off elements are not read).
+LOOM_AVX512_WARNINGS_OFF
+
+// The sixteen float lanes of `block` added into the eight double lanes of `sum`.
+__attribute__((target("avx512f"), always_inline)) inline __m512d flush(__m512 block, __m512d sum) {
+  sum = _mm512_add_pd(sum, _mm512_cvtps_pd(_mm512_castps512_ps256(block)));
+  return _mm512_add_pd(
+      sum, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(block), 1))));
+}
+
+__attribute__((target("avx512f"), always_inline)) inline __m256d halves(__m512d v) {
+  return _mm256_add_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd(v, 1));
+}
+
+// The four rows' lane sums at once: halves added, then horizontal pairs across rows, so the
+// short dot products of a recurrent cell do not wait on four separate reduction chains.
+__attribute__((target("avx512f"), always_inline)) inline void reduce4(__m512d s0, __m512d s1,
+                                                                      __m512d s2, __m512d s3,
+                                                                      double* sums) {
+  const __m256d h01 = _mm256_hadd_pd(halves(s0), halves(s1));  // s0 s1 pairs interleaved
+  const __m256d h23 = _mm256_hadd_pd(halves(s2), halves(s3));
+  _mm_storeu_pd(sums, _mm_add_pd(_mm256_castpd256_pd128(h01), _mm256_extractf128_pd(h01, 1)));
+  _mm_storeu_pd(sums + 2, _mm_add_pd(_mm256_castpd256_pd128(h23), _mm256_extractf128_pd(h23, 1)));
+}
+
+__attribute__((target("avx512f"))) void dots_avx512_f32(const float* x, const float* rows,
+                                                        size_t ldr, size_t count, size_t k,
+                                                        float alpha, float beta, float* out,
+                                                        size_t ostride) {
+  constexpr size_t kBlock = 64;
+  const size_t body = k / 16 * 16;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (k - body)) - 1);
+  auto store = [&](size_t j, double sum) {
+    float& dst = out[j * ostride];
+    const float v = alpha * static_cast<float>(sum);
+    dst = beta == 0.f ? v : v + beta * dst;
+  };
+  size_t j = 0;
+  for (; j + 4 <= count; j += 4) {
+    const float* r0 = rows + j * ldr;
+    const float *r1 = r0 + ldr, *r2 = r1 + ldr, *r3 = r2 + ldr;
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+    for (size_t p0 = 0; p0 < body; p0 += kBlock) {
+      const size_t p1 = std::min(body, p0 + kBlock);
+      // Two accumulators a row (even and odd steps): eight independent chains keep both FMA
+      // units busy through the multiply-add latency.
+      __m512 b0 = _mm512_setzero_ps(), b1 = b0, b2 = b0, b3 = b0;
+      __m512 c0 = b0, c1 = b0, c2 = b0, c3 = b0;
+      size_t p = p0;
+      for (; p + 32 <= p1; p += 32) {
+        const __m512 xv = _mm512_loadu_ps(x + p), xw = _mm512_loadu_ps(x + p + 16);
+        b0 = _mm512_fmadd_ps(xv, _mm512_loadu_ps(r0 + p), b0);
+        b1 = _mm512_fmadd_ps(xv, _mm512_loadu_ps(r1 + p), b1);
+        b2 = _mm512_fmadd_ps(xv, _mm512_loadu_ps(r2 + p), b2);
+        b3 = _mm512_fmadd_ps(xv, _mm512_loadu_ps(r3 + p), b3);
+        c0 = _mm512_fmadd_ps(xw, _mm512_loadu_ps(r0 + p + 16), c0);
+        c1 = _mm512_fmadd_ps(xw, _mm512_loadu_ps(r1 + p + 16), c1);
+        c2 = _mm512_fmadd_ps(xw, _mm512_loadu_ps(r2 + p + 16), c2);
+        c3 = _mm512_fmadd_ps(xw, _mm512_loadu_ps(r3 + p + 16), c3);
+      }
+      if (p < p1) {
+        const __m512 xv = _mm512_loadu_ps(x + p);
+        b0 = _mm512_fmadd_ps(xv, _mm512_loadu_ps(r0 + p), b0);
+        b1 = _mm512_fmadd_ps(xv, _mm512_loadu_ps(r1 + p), b1);
+        b2 = _mm512_fmadd_ps(xv, _mm512_loadu_ps(r2 + p), b2);
+        b3 = _mm512_fmadd_ps(xv, _mm512_loadu_ps(r3 + p), b3);
+      }
+      s0 = flush(_mm512_add_ps(b0, c0), s0), s1 = flush(_mm512_add_ps(b1, c1), s1);
+      s2 = flush(_mm512_add_ps(b2, c2), s2), s3 = flush(_mm512_add_ps(b3, c3), s3);
+    }
+    if (tail) {
+      const __m512 xv = _mm512_maskz_loadu_ps(tail, x + body);
+      s0 = flush(_mm512_mul_ps(xv, _mm512_maskz_loadu_ps(tail, r0 + body)), s0);
+      s1 = flush(_mm512_mul_ps(xv, _mm512_maskz_loadu_ps(tail, r1 + body)), s1);
+      s2 = flush(_mm512_mul_ps(xv, _mm512_maskz_loadu_ps(tail, r2 + body)), s2);
+      s3 = flush(_mm512_mul_ps(xv, _mm512_maskz_loadu_ps(tail, r3 + body)), s3);
+    }
+    double sums[4];
+    reduce4(s0, s1, s2, s3, sums);
+    for (size_t i = 0; i < 4; ++i) store(j + i, sums[i]);
+  }
+  for (; j < count; ++j) {
+    const float* r = rows + j * ldr;
+    __m512d s = _mm512_setzero_pd();
+    for (size_t p0 = 0; p0 < body; p0 += kBlock) {
+      const size_t p1 = std::min(body, p0 + kBlock);
+      __m512 blk = _mm512_setzero_ps();
+      for (size_t p = p0; p < p1; p += 16)
+        blk = _mm512_fmadd_ps(_mm512_loadu_ps(x + p), _mm512_loadu_ps(r + p), blk);
+      s = flush(blk, s);
+    }
+    if (tail)
+      s = flush(_mm512_mul_ps(_mm512_maskz_loadu_ps(tail, x + body),
+                              _mm512_maskz_loadu_ps(tail, r + body)),
+                s);
+    store(j, _mm512_reduce_add_pd(s));
+  }
+}
+
+LOOM_AVX512_WARNINGS_ON
+
+bool cpu_has_avx512() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+  }();
+  return has;
 }
 #endif
 
 template <typename T>
-DotKernel<T> dot_kernel() {
+DotsKernel<T> dots_kernel() {
 #ifdef LOOM_GEMM_HAVE_AVX2
-  if (cpu_has_avx2_fma()) return &dot_avx2<T>;
+  if constexpr (std::is_same_v<T, float>)
+    if (cpu_has_avx512()) return &dots_avx512_f32;
+  if (cpu_has_avx2_fma()) return &dots_avx2<T>;
 #endif
-  return &dot_portable<T>;
+  return &dots_portable<T>;
+}
+
+// Below this many multiply-adds a task costs less than waking a worker for it.
+constexpr size_t kMinTaskMacs = size_t{1} << 17;
+
+// Items per task for `per_item` multiply-adds each.
+size_t task_grain(size_t per_item) {
+  return std::max<size_t>(1, kMinTaskMacs / std::max<size_t>(1, per_item));
+}
+
+// out[j * ostride] for j in [0, count) as dots of x with rows, split into tasks.
+template <typename T>
+void dots_split(const T* x, const T* rows, size_t ldr, size_t count, size_t k, T alpha, T beta,
+                T* out, size_t ostride, const ParallelFor& parallel) {
+  const DotsKernel<T> dots = dots_kernel<T>();
+  auto run = [&](size_t begin, size_t end) {
+    dots(x, rows + begin * ldr, ldr, end - begin, k, alpha, beta, out + begin * ostride, ostride);
+  };
+  const size_t grain = task_grain(k);
+  if (parallel && count > grain)
+    parallel(count, grain, run);
+  else
+    run(0, count);
 }
 
 // Cache block sizes: an A block (MC x KC) stays in L2, a B panel (KC x NR) in L1.
@@ -298,25 +483,23 @@ void gemm_thin(const Problem& pr, T alpha, const T* a, size_t lda, const T* b, s
       run(0, pr.n);
     return;
   }
-  // One dot product per output element; contiguous operands use split accumulators so the
-  // compiler can vectorise without reassociating a single running sum.
-  const bool contiguous = !pr.trans_a && pr.trans_b;
-  const DotKernel<T> dot = dot_kernel<T>();
+  // One dot product per output element. The vector (op(A)'s row or op(B)'s column) and the
+  // other operand's rows are contiguous in the common layouts: dots of the vector with them.
+  if (pr.m == 1 && pr.trans_b && (!pr.trans_a || lda == 1))
+    return dots_split<T>(a, b, ldb, pr.n, pr.k, alpha, beta, c, 1, parallel);
+  if (pr.n == 1 && !pr.trans_a && (pr.trans_b || ldb == 1))
+    return dots_split<T>(b, a, lda, pr.m, pr.k, alpha, beta, c, ldc, parallel);
   auto run = [&](size_t begin, size_t end) {
     for (size_t idx = begin; idx < end; ++idx) {
       const size_t i = pr.m == 1 ? 0 : idx, j = pr.m == 1 ? idx : 0;
       T sum = T(0);
-      if (contiguous) {
-        sum = dot(a + i * lda, b + j * ldb, pr.k);
-      } else {
-        for (size_t p = 0; p < pr.k; ++p) sum += opa(i, p) * opb(p, j);
-      }
+      for (size_t p = 0; p < pr.k; ++p) sum += opa(i, p) * opb(p, j);
       finish(c[i * ldc + j], sum);
     }
   };
   const size_t count = pr.m == 1 ? pr.n : pr.m;
   if (parallel)
-    parallel(count, std::max<size_t>(1, 4096 / std::max<size_t>(1, pr.k)), run);
+    parallel(count, task_grain(pr.k), run);
   else
     run(0, count);
 }
@@ -354,14 +537,21 @@ void gemm_blocked(const Problem& pr, T alpha, const T* a, size_t lda, const T* b
 }
 
 // Few columns of C (a strided 1-D convolution's handful of output positions, against hundreds
-// of filters): packing A and padding the micro-kernel's 16 columns would cost more than the
-// product. Each C element is one dot product of a row of A with a row of op(B)^T (copied
+// of filters) or few rows (a recurrent cell's batch against its gate weights): packing and
+// padding the micro-kernel's register tile would cost more than the product. Each C element is
+// one dot product of a row of A with a column of op(B), that is a row of op(B)^T (copied
 // contiguous when B is not transposed: n * k values).
 constexpr size_t kDotMaxN = 8;
+constexpr size_t kDotMaxM = 4;
 
 template <typename T>
 void gemm_dots(const Problem& pr, T alpha, const T* a, size_t lda, const T* b, size_t ldb, T beta,
                T* c, size_t ldc, const ParallelFor& parallel) {
+  if (pr.trans_b && pr.m <= kDotMaxM) {  // each row of A against every row of B
+    for (size_t i = 0; i < pr.m; ++i)
+      dots_split<T>(a + i * lda, b, ldb, pr.n, pr.k, alpha, beta, c + i * ldc, 1, parallel);
+    return;
+  }
   std::vector<T> columns;
   const T* bt = b;
   size_t ldbt = ldb;
@@ -372,16 +562,14 @@ void gemm_dots(const Problem& pr, T alpha, const T* a, size_t lda, const T* b, s
     bt = columns.data();
     ldbt = pr.k;
   }
-  const DotKernel<T> dot = dot_kernel<T>();
+  // Each row of A against the few columns (rows of op(B)^T, which stay in L1), the rows split
+  // into tasks: A, the large operand, is streamed once.
+  const DotsKernel<T> dots = dots_kernel<T>();
   auto run = [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i)
-      for (size_t j = 0; j < pr.n; ++j) {
-        T& dst = c[i * ldc + j];
-        const T sum = alpha * dot(a + i * lda, bt + j * ldbt, pr.k);
-        dst = beta == T(0) ? sum : sum + beta * dst;
-      }
+      dots(a + i * lda, bt, ldbt, pr.n, pr.k, alpha, beta, c + i * ldc, 1);
   };
-  const size_t grain = std::max<size_t>(1, 16384 / std::max<size_t>(1, pr.n * pr.k));
+  const size_t grain = task_grain(pr.n * pr.k);
   if (parallel && pr.m > grain)
     parallel(pr.m, grain, run);
   else
@@ -403,7 +591,7 @@ void gemm_any(bool trans_a, bool trans_b, size_t m, size_t n, size_t k, T alpha,
     return;
   }
   if (m == 1 || n == 1) return gemm_thin<T>(pr, alpha, a, lda, b, ldb, beta, c, ldc, parallel);
-  if (!trans_a && n < kDotMaxN)
+  if (!trans_a && (n < kDotMaxN || (trans_b && m <= kDotMaxM)))
     return gemm_dots<T>(pr, alpha, a, lda, b, ldb, beta, c, ldc, parallel);
 #ifdef LOOM_GEMM_HAVE_AVX2
   if (cpu_has_avx2_fma())

@@ -78,7 +78,7 @@ void run_gru(KernelContext& ctx, const rnn::RnnConfig& cfg, loom_dtype_t dtype) 
 void gru_kernel(KernelContext& ctx) {
   rnn::RnnConfig cfg = rnn::parse_config(ctx, 3, {"Sigmoid", "Tanh"});
   const loom_dtype_t dtype = ctx.required_input(0).dtype;
-  dispatch<kFloats>(dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(dtype, ctx, [&]<typename T>() {
     using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
     run_gru<Acc>(ctx, cfg, dtype);
   });

@@ -1,7 +1,9 @@
 // im2col / col2im for N-D windows (see conv_util.hpp). Each column row is one (channel, tap)
 // pair, filled one output row at a time: zeros for the padded ends, a copy (or a strided
 // gather) for the part inside the input.
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "conv_util.hpp"
 
@@ -32,10 +34,50 @@ void im2col(const WindowGeometry& g, const T* x, size_t channels, T* col,
     }
   };
   const size_t total = channels * taps;
+  // A task copies a few thousand values at least: fewer cost less than waking a worker.
   if (parallel)
-    parallel(total, 4, rows);
+    parallel(total, std::max<size_t>(4, 4096 / std::max<size_t>(1, out_size)), rows);
   else
     rows(0, total);
+}
+
+template <typename T>
+void im2patches(const WindowGeometry& g, const T* x, size_t channels, T* patches) {
+  const size_t taps = g.kernel_size(), out_size = g.out_size(), in_size = g.in_size();
+  // The input offset each (position, tap) reads, or -1 in padding: the same for every channel.
+  // Computed point by point (few positions), odometers over the output and kernel coordinates.
+  const size_t r = g.rank();
+  std::vector<int64_t> offsets(out_size * taps);
+  auto advance = [r](int64_t* coord, const std::vector<int64_t>& extent) {
+    for (size_t d = r; d-- > 0;) {
+      if (++coord[d] < extent[d]) return;
+      coord[d] = 0;
+    }
+  };
+  int64_t oc[LOOM_MAX_RANK] = {};
+  for (size_t o = 0; o < out_size; ++o, advance(oc, g.out)) {
+    int64_t kc[LOOM_MAX_RANK] = {};
+    for (size_t tap = 0; tap < taps; ++tap, advance(kc, g.kernel)) {
+      int64_t off = 0;
+      bool inside = true;
+      for (size_t d = 0; d < r; ++d) {
+        const int64_t i = oc[d] * g.stride[d] + kc[d] * g.dilation[d] - g.pad_begin[d];
+        inside = inside && i >= 0 && i < g.in[d];
+        off = off * g.in[d] + i;
+      }
+      offsets[o * taps + tap] = inside ? off : -1;
+    }
+  }
+  const size_t k = channels * taps;
+  for (size_t o = 0; o < out_size; ++o) {
+    const int64_t* off = offsets.data() + o * taps;
+    T* dst = patches + o * k;
+    for (size_t c = 0; c < channels; ++c) {
+      const T* plane = x + c * in_size;
+      for (size_t tap = 0; tap < taps; ++tap)
+        dst[c * taps + tap] = off[tap] < 0 ? T(0) : plane[off[tap]];
+    }
+  }
 }
 
 template <typename T>
@@ -69,6 +111,8 @@ template void im2col<float>(const WindowGeometry&, const float*, size_t, float*,
                             const ParallelFor&);
 template void im2col<double>(const WindowGeometry&, const double*, size_t, double*,
                              const ParallelFor&);
+template void im2patches<float>(const WindowGeometry&, const float*, size_t, float*);
+template void im2patches<double>(const WindowGeometry&, const double*, size_t, double*);
 template void col2im<float>(const WindowGeometry&, const float*, size_t, float*,
                             const ParallelFor&);
 template void col2im<double>(const WindowGeometry&, const double*, size_t, double*,

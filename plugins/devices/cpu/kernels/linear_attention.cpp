@@ -255,7 +255,7 @@ void linear_attention(KernelContext& ctx, const Geometry& g) {
 
 void linear_attention_kernel(KernelContext& ctx) {
   const Geometry g = geometry_of(ctx);
-  dispatch<kFloats>(ctx.required_input(0).dtype, ctx.where(),
+  dispatch<kFloats>(ctx.required_input(0).dtype, ctx,
                     [&]<typename T>() { linear_attention<T>(ctx, g); });
 }
 

@@ -24,7 +24,7 @@ void lrn_kernel(KernelContext& ctx) {
   for (int32_t d = 2; d < x.rank; ++d) plane *= static_cast<size_t>(x.dims[d]);
   const int64_t before = (size - 1) / 2, after = size - 1 - before;
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x);
     nn::ComputeOutput<T> out(y);

@@ -26,6 +26,7 @@ void run_lstm(KernelContext& ctx, const rnn::RnnConfig& cfg, loom_dtype_t dtype)
   std::vector<Acc> Y(static_cast<size_t>(S * D * N * H), Acc(0));
   std::vector<Acc> xw(static_cast<size_t>(S * N * 4 * H));
   std::vector<Acc> hr(static_cast<size_t>(N * 4 * H));
+  std::vector<Acc> gates(static_cast<size_t>(4 * H));
   for (int64_t d = 0; d < D; ++d) {
     const rnn::Activation& act_f = cfg.activations[d * 3 + 0];
     const rnn::Activation& act_g = cfg.activations[d * 3 + 1];
@@ -51,20 +52,36 @@ void run_lstm(KernelContext& ctx, const rnn::RnnConfig& cfg, loom_dtype_t dtype)
         const Acc* gh = hr.data() + b * 4 * H;
         Acc* hb = h + b * H;
         Acc* cb = c + b * H;
+        // The cell a gate at a time (each activation over H values at once).
+        Acc* gi = gates.data();
+        Acc* go = gi + H;
+        Acc* gf = go + H;
+        Acc* gc = gf + H;
+        for (int64_t k = 0; k < 4 * H; ++k) gi[k] = gx[k] + gh[k] + Wb[k] + Rb[k];
         for (int64_t j = 0; j < H; ++j) {
-          auto pre = [&](int64_t gate) {
-            const int64_t k = gate * H + j;
-            return gx[k] + gh[k] + Wb[k] + Rb[k];
-          };
-          const Acc c_prev = cb[j];
-          const Acc ig = act_f(cfg.clipped(pre(0) + Pi[j] * c_prev));
-          const Acc fg = input_forget ? Acc(1) - ig : act_f(cfg.clipped(pre(2) + Pf[j] * c_prev));
-          const Acc cand = act_g(cfg.clipped(pre(3)));
-          const Acc c_new = fg * c_prev + ig * cand;
-          const Acc og = act_f(cfg.clipped(pre(1) + Po[j] * c_new));
-          cb[j] = c_new;
-          hb[j] = og * act_h(c_new);
+          gi[j] += Pi[j] * cb[j];
+          gf[j] += Pf[j] * cb[j];
         }
+        const size_t h_count = static_cast<size_t>(H);
+        cfg.clip_all(gi, h_count);
+        cfg.clip_all(gc, h_count);
+        act_f.apply(gi, h_count);
+        if (input_forget) {
+          for (int64_t j = 0; j < H; ++j) gf[j] = Acc(1) - gi[j];
+        } else {
+          cfg.clip_all(gf, h_count);
+          act_f.apply(gf, h_count);
+        }
+        act_g.apply(gc, h_count);
+        for (int64_t j = 0; j < H; ++j) {
+          cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
+          go[j] += Po[j] * cb[j];
+          hb[j] = cb[j];
+        }
+        cfg.clip_all(go, h_count);
+        act_f.apply(go, h_count);
+        act_h.apply(hb, h_count);
+        for (int64_t j = 0; j < H; ++j) hb[j] *= go[j];
         std::copy_n(hb, H, Y.begin() + ((t * D + d) * N + b) * H);
       }
     }
@@ -77,7 +94,7 @@ void run_lstm(KernelContext& ctx, const rnn::RnnConfig& cfg, loom_dtype_t dtype)
 void lstm_kernel(KernelContext& ctx) {
   rnn::RnnConfig cfg = rnn::parse_config(ctx, 4, {"Sigmoid", "Tanh", "Tanh"});
   const loom_dtype_t dtype = ctx.required_input(0).dtype;
-  dispatch<kFloats>(dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(dtype, ctx, [&]<typename T>() {
     using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
     run_lstm<Acc>(ctx, cfg, dtype);
   });

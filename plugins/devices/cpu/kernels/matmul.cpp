@@ -86,7 +86,7 @@ void matmul_kernel(KernelContext& ctx) {
   const size_t M = s.m, N = s.n, K = s.k;
   if (batches == 0 || M == 0 || N == 0) return;
 
-  dispatch<kFloats | kSignedInts | kUnsignedInts>(a.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats | kSignedInts | kUnsignedInts>(a.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> av(a), bv(b);
     nn::ComputeOutput<T> out(y);

@@ -64,7 +64,7 @@ LossResult nll(const KernelContext& ctx, const std::vector<double>& log_probs,
 
 void nll_loss(KernelContext& ctx) {
   const loom_tensor_t& input = ctx.required_input(0);
-  dispatch<kFloats>(input.dtype, ctx.where(), []<typename T>() {});
+  dispatch<kFloats>(input.dtype, ctx, []<typename T>() {});
   const auto log_probs = misc::read_as<double>(input, ctx.where() + " input");
   LossResult r = nll(ctx, log_probs, input, ctx.required_input(1), ctx.input(2));
   misc::write_as<double>(ctx.allocate_output(0, input.dtype, r.dims), r.values, ctx.where());

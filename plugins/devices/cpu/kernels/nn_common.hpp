@@ -112,7 +112,7 @@ inline void require_rank(const KernelContext& ctx, const loom_tensor_t& t, int32
 // The elements of a floating-point tensor of any float dtype, as doubles (small parameter
 // tensors: scales, biases, statistics).
 inline std::vector<double> float_values(const KernelContext& ctx, const loom_tensor_t& t) {
-  return dispatch<kFloats>(t.dtype, ctx.where(), [&]<typename T>() {
+  return dispatch<kFloats>(t.dtype, ctx, [&]<typename T>() {
     const T* p = sdk::data_of<const T>(t);
     std::vector<double> v(static_cast<size_t>(sdk::element_count(t)));
     for (size_t i = 0; i < v.size(); ++i) v[i] = convert<double>(p[i]);

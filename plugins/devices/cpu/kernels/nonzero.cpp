@@ -9,7 +9,7 @@ void nonzero_kernel(KernelContext& ctx) {
   const loom_tensor_t& in = ctx.required_input(0);
   const size_t n = static_cast<size_t>(sdk::element_count(in));
   std::vector<size_t> hits;
-  dispatch<kNumeric | kBool>(in.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric | kBool>(in.dtype, ctx, [&]<typename T>() {
     const T* p = static_cast<const T*>(in.data);
     for (size_t i = 0; i < n; ++i)
       if (convert<double>(p[i]) != 0) hits.push_back(i);

@@ -23,7 +23,7 @@ void apply_affine(KernelContext& ctx, const loom_tensor_t& x, loom_tensor_t& y,
                   const std::vector<double>& a, const std::vector<double>& b, bool per_element) {
   const size_t channels = static_cast<size_t>(x.dims[1]), plane = plane_size(x);
   const size_t planes = static_cast<size_t>(x.dims[0]) * channels;
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x);
     nn::ComputeOutput<T> out(y);
@@ -54,7 +54,7 @@ void batch_statistics(KernelContext& ctx, const loom_tensor_t& x, std::vector<do
   mean.assign(channels, 0.0);
   var.assign(channels, 0.0);
   if (count == 0) return;
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     nn::ComputeInput<T> xv(x);
     nn::parallel_range(ctx, channels, 1, [&](size_t c0, size_t c1) {
       for (size_t c = c0; c < c1; ++c) {
@@ -85,7 +85,7 @@ void write_running_statistic(KernelContext& ctx, size_t index, const loom_tensor
                              const std::vector<double>& batch_values, double momentum) {
   if (!ctx.output_requested(index)) return;
   loom_tensor_t& out = ctx.allocate_output(index, running.dtype, sdk::shape_of(running));
-  dispatch<kFloats>(out.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(out.dtype, ctx, [&]<typename T>() {
     T* p = sdk::data_of<T>(out);
     for (size_t c = 0; c < old_values.size(); ++c)
       p[c] = convert<T>(old_values[c] * momentum + batch_values[c] * (1.0 - momentum));
@@ -154,7 +154,7 @@ void instance_norm_kernel(KernelContext& ctx) {
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
   const size_t planes = static_cast<size_t>(x.dims[0]) * channels;
   if (plane == 0) return;
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x);
     nn::ComputeOutput<T> out(y);

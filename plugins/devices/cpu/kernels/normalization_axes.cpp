@@ -40,7 +40,7 @@ void mvn_kernel(KernelContext& ctx) {
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
   if (total == 0) return;
   const double members = static_cast<double>(total / groups);
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x);
     nn::ComputeOutput<T> out(y);
@@ -77,7 +77,7 @@ void lp_norm_kernel(KernelContext& ctx) {
     inner *= static_cast<size_t>(x.dims[d]);
   const size_t extent = static_cast<size_t>(x.dims[axis]);
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x);
     nn::ComputeOutput<T> out(y);

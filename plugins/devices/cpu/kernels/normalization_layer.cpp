@@ -43,7 +43,7 @@ std::vector<double> expand_to(const KernelContext& ctx, const loom_tensor_t& t,
 
 // Stores doubles into a float tensor of any float dtype.
 void store(const KernelContext& ctx, loom_tensor_t& t, const std::vector<double>& v) {
-  dispatch<kFloats>(t.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(t.dtype, ctx, [&]<typename T>() {
     T* p = sdk::data_of<T>(t);
     for (size_t i = 0; i < v.size(); ++i) p[i] = convert<T>(v[i]);
   });
@@ -75,7 +75,7 @@ void layer_norm_kernel(KernelContext& ctx) {
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
   std::vector<double> means(rows), inv_stds(rows);
   if (row > 0) {
-    dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+    dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
       using C = nn::compute_t<T>;
       nn::ComputeInput<T> xv(x);
       nn::ComputeOutput<T> out(y);
@@ -153,7 +153,7 @@ void group_norm_kernel(KernelContext& ctx) {
   const size_t group_size = per_group * plane;
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
   if (group_size == 0) return;
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x);
     nn::ComputeOutput<T> out(y);

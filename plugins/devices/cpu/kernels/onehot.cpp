@@ -30,7 +30,7 @@ void onehot_kernel(KernelContext& ctx) {
   out_dims.insert(out_dims.begin() + axis, depth);
   const size_t esize = element_size(ctx, values.dtype);
   std::vector<int64_t> idx(static_cast<size_t>(sdk::element_count(indices)));
-  dispatch<kNumeric>(indices.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric>(indices.dtype, ctx, [&]<typename T>() {
     const T* p = static_cast<const T*>(indices.data);
     for (size_t i = 0; i < idx.size(); ++i) {
       double v = std::trunc(convert<double>(p[i]));

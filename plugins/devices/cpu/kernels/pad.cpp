@@ -57,7 +57,7 @@ void pad_kernel(KernelContext& ctx) {
     if (!p) fail(LOOM_ERROR_INVALID_MODEL, ctx.where() + ": attribute 'pads' is missing");
     pads.assign(p->begin(), p->end());
     const float value = ctx.attrs().get_float("value", 0.0f);
-    dispatch<kNumeric | kBool>(in.dtype, ctx.where(), [&]<typename T>() {
+    dispatch<kNumeric | kBool>(in.dtype, ctx, [&]<typename T>() {
       T v = convert<T>(value);
       std::memcpy(fill.data(), &v, sizeof v);
     });

@@ -72,7 +72,7 @@ void max_pool_kernel(KernelContext& ctx) {
   const size_t in_size = g.in_size(), out_size = g.out_size(), taps = g.kernel_size();
   const int64_t stride = g.stride.back();
 
-  dispatch<kFloats | kSignedInts | kUnsignedInts>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats | kSignedInts | kUnsignedInts>(x.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x);
     nn::ComputeOutput<T> out(y);
@@ -175,7 +175,7 @@ void average_pool_kernel(KernelContext& ctx) {
     }
     divisor[o] = n;
   }
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x);
     nn::ComputeOutput<T> out(y);
@@ -199,7 +199,7 @@ void lp_pool_kernel(KernelContext& ctx) {
                                    : static_cast<double>(ctx.attrs().get_int("p", 2));
   if (!(p > 0)) fail(LOOM_ERROR_INVALID_MODEL, ctx.where() + ": p must be positive");
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, s.out_dims);
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x);
     nn::ComputeOutput<T> out(y);

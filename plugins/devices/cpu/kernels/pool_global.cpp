@@ -35,7 +35,7 @@ void global_pool_kernel(KernelContext& ctx) {
 
   constexpr unsigned groups =
       kind == GlobalPool::kMax ? (kFloats | kSignedInts | kUnsignedInts) : unsigned{kFloats};
-  dispatch<groups>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<groups>(x.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x);
     nn::ComputeOutput<T> out(y);

@@ -38,7 +38,7 @@ void max_roi_pool_kernel(KernelContext& ctx) {
   const int64_t num_rois = rois.dims[0];
   const int64_t out_dims[4] = {num_rois, channels, ph, pw};
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, out_dims);
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x), rv(rois);
     nn::ComputeOutput<T> out(y);
@@ -163,7 +163,7 @@ void roi_align_kernel(KernelContext& ctx) {
                                             " of roi " + std::to_string(r) + " is outside [0, " +
                                             std::to_string(batch) + ")");
 
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x), rv(rois);
     nn::ComputeOutput<T> out(y);

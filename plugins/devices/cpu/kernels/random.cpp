@@ -104,7 +104,7 @@ void random_normal_like(KernelContext& ctx) {
 // Each output element is 1 with the probability given by the input element, else 0.
 void bernoulli(KernelContext& ctx) {
   const loom_tensor_t& p = ctx.required_input(0);
-  dispatch<kFloats>(p.dtype, ctx.where(), []<typename T>() {});
+  dispatch<kFloats>(p.dtype, ctx, []<typename T>() {});
   const loom_dtype_t dtype = dtype_attr(ctx, p.dtype, kNumeric | kBool);
   const std::vector<double> probs = misc::read_as<double>(p, ctx.where());
   Generator gen(ctx);

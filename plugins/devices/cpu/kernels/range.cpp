@@ -16,7 +16,7 @@ void range_kernel(KernelContext& ctx) {
   for (const loom_tensor_t* t : {&start_t, &limit_t, &delta_t})
     if (sdk::element_count(*t) != 1)
       fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": start, limit and delta must be scalars");
-  dispatch<kFloats | kSignedInts>(start_t.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats | kSignedInts>(start_t.dtype, ctx, [&]<typename T>() {
     const T start = *static_cast<const T*>(start_t.data);
     const T limit = *static_cast<const T*>(limit_t.data);
     const T delta = *static_cast<const T*>(delta_t.data);

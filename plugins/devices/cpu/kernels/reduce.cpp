@@ -320,7 +320,7 @@ void reduce_kernel(KernelContext& ctx) {
   // Over an empty set they give the identity, false for max and true for min.
   constexpr bool kMaxMin = Op == Red::kMax || Op == Red::kMin;
   const bool as_bool = kMaxMin && x.dtype == LOOM_DTYPE_BOOL && ctx.opset() >= 20;
-  dispatch<kNumeric>(as_bool ? LOOM_DTYPE_UINT8 : x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric>(as_bool ? LOOM_DTYPE_UINT8 : x.dtype, ctx, [&]<typename T>() {
     using A = acc_t<T>;
     ReducePlan plan(sdk::shape_of(x), reduced);
     const size_t n = static_cast<size_t>(sdk::element_count(out));

@@ -34,7 +34,7 @@ void arg_kernel(KernelContext& ctx) {
   loom_tensor_t& out = ctx.allocate_output(0, LOOM_DTYPE_INT64, out_shape);
   if (outer * inner == 0) return;
   if (len == 0) fail(LOOM_ERROR_INVALID_ARGUMENT, ctx.where() + ": the reduced axis is empty");
-  dispatch<kNumeric>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric>(x.dtype, ctx, [&]<typename T>() {
     using C = compute_t<T>;
     const T* in = static_cast<const T*>(x.data);
     auto* dst = static_cast<int64_t*>(out.data);

@@ -446,14 +446,14 @@ void resize_kernel(KernelContext& ctx) {
     }
     unsigned char fill[16] = {};
     if (in.dtype != LOOM_DTYPE_STRING)
-      dispatch<kNumeric | kBool>(in.dtype, ctx.where(), [&]<typename T>() {
+      dispatch<kNumeric | kBool>(in.dtype, ctx, [&]<typename T>() {
         T v = store<T>(static_cast<double>(p.extrapolation));
         std::memcpy(fill, &v, sizeof v);
       });
     copy_by_axis_maps(ctx, in.data, sdk::shape_of(in), out.data(), g.out_dims, maps,
                       element_size(ctx, in.dtype), fill);
   } else {
-    dispatch<kNumeric>(in.dtype, ctx.where(), [&]<typename T>() {
+    dispatch<kNumeric>(in.dtype, ctx, [&]<typename T>() {
       if constexpr (std::is_same_v<T, double>) {
         interpolate<T, double>(ctx, in, g, tables, p.extrapolation, out.data());
       } else {

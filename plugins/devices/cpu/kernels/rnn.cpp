@@ -46,7 +46,7 @@ void run_rnn(KernelContext& ctx, const rnn::RnnConfig& cfg, loom_dtype_t dtype) 
 void rnn_kernel(KernelContext& ctx) {
   rnn::RnnConfig cfg = rnn::parse_config(ctx, 1, {"Tanh"});
   const loom_dtype_t dtype = ctx.required_input(0).dtype;
-  dispatch<kFloats>(dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(dtype, ctx, [&]<typename T>() {
     using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
     run_rnn<Acc>(ctx, cfg, dtype);
   });

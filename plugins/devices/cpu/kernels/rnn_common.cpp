@@ -2,9 +2,37 @@
 #include "rnn_common.hpp"
 
 #include <cctype>
+#include <loom/vector_math.hpp>
 
 namespace loom::cpu::rnn {
 namespace {
+
+#if defined(__x86_64__) && defined(__GNUC__)
+bool cpu_has_avx512() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+  }();
+  return has;
+}
+
+LOOM_AVX512_WARNINGS_OFF
+// sdk::sigmoid_ps / tanh_ps over v, the tail masked (masked-off lanes are neither read nor
+// written).
+__attribute__((target("avx512f"))) void apply_avx512(bool sigmoid, float* v, size_t n) {
+  for (size_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1);
+    const __m512 x = _mm512_maskz_loadu_ps(m, v + i);
+    _mm512_mask_storeu_ps(v + i, m, sigmoid ? sdk::sigmoid_ps(x) : sdk::tanh_ps(x));
+  }
+}
+LOOM_AVX512_WARNINGS_ON
+#endif
+
+template <typename Acc>
+void apply_scalar(const Activation& a, Acc* v, size_t n) {
+  for (size_t i = 0; i < n; ++i) v[i] = a(v[i]);
+}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -140,6 +168,18 @@ RnnConfig parse_config(const KernelContext& ctx, int gates,
                                            " is outside [0, " + std::to_string(cfg.seq) + "]");
   }
   return cfg;
+}
+
+void Activation::apply(float* v, size_t n) const {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if ((kind == kSigmoid || kind == kTanh) && cpu_has_avx512())
+    return apply_avx512(kind == kSigmoid, v, n);
+#endif
+  apply_scalar(*this, v, n);
+}
+
+void Activation::apply(double* v, size_t n) const {
+  apply_scalar(*this, v, n);
 }
 
 }  // namespace loom::cpu::rnn

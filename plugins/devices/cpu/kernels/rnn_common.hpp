@@ -68,6 +68,11 @@ struct Activation {
     }
     return x;
   }
+
+  // v[i] = f(v[i]) for a whole gate at once: sigmoid and tanh on floats take AVX-512 vectors
+  // where the CPU has them (rnn_common.cpp), everything else the scalar form above.
+  void apply(float* v, size_t n) const;
+  void apply(double* v, size_t n) const;
 };
 
 // Attributes and shapes common to the three recurrent ops.
@@ -91,6 +96,11 @@ struct RnnConfig {
     if (!has_clip) return x;
     const Acc c = static_cast<Acc>(clip);
     return std::max(-c, std::min(c, x));
+  }
+  template <typename Acc>
+  void clip_all(Acc* v, size_t n) const {
+    if (has_clip)
+      for (size_t i = 0; i < n; ++i) v[i] = clipped(v[i]);
   }
 };
 

@@ -57,7 +57,7 @@ void apply_updates(const KernelContext& ctx, Reduction r, loom_dtype_t dtype, vo
                   run * esize);
     return;
   }
-  dispatch<kNumeric | kBool>(dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric | kBool>(dtype, ctx, [&]<typename T>() {
     T* o = static_cast<T*>(out);
     const T* u = static_cast<const T*>(updates);
     for (size_t i = 0; i < dst_offsets.size(); ++i)

@@ -60,7 +60,7 @@ void require_signal(const KernelContext& ctx, const loom_tensor_t& t, int32_t mi
     fail(LOOM_ERROR_INVALID_MODEL,
          ctx.where() + ": the signal must have rank >= " + std::to_string(min_rank) +
              " and a last dimension of 1 (real) or 2 (complex)");
-  dispatch<kFloats>(t.dtype, ctx.where(), []<typename T>() {});
+  dispatch<kFloats>(t.dtype, ctx, []<typename T>() {});
 }
 
 // DFT along one signal axis. Opset 17 names the axis by attribute (default 1), opset 20 by an

@@ -121,7 +121,7 @@ void norm_kernel(KernelContext& ctx) {
   loom_tensor_t& out = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
   if (sdk::element_count(x) == 0) return;
   const Layout l = layout_of(ctx, x);
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = compute_t<T>;
     const T* in = static_cast<const T*>(x.data);
     T* dst = static_cast<T*>(out.data);

@@ -63,7 +63,7 @@ void rms_norm_kernel(KernelContext& ctx) {
 
   // Stage one: Normalized = X / RMS, in X's type.
   Tensor normalized = make_tensor(x.dtype, x_dims);
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     const T* src = sdk::data_of<const T>(x);
     T* dst = sdk::data_of<T>(normalized.view);
     if (row == 0) return;
@@ -84,8 +84,8 @@ void rms_norm_kernel(KernelContext& ctx) {
 
   // Stage two: Y = Normalized * scale (broadcast), in scale's type.
   loom_tensor_t& y = ctx.allocate_output(0, scale.dtype, x_dims);
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
-    dispatch<kFloats>(scale.dtype, ctx.where(), [&]<typename V>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
+    dispatch<kFloats>(scale.dtype, ctx, [&]<typename V>() {
       using C = product_t<T, V>;
       broadcast_binary<T, V, V>(ctx, normalized.view, scale, y, [](T a, V s) {
         return convert<V>(static_cast<C>(convert<C>(a) * convert<C>(s)));
@@ -203,7 +203,7 @@ void rotary_embedding_kernel(KernelContext& ctx) {
   }
 
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = compute_t<T>;
     const T* src = sdk::data_of<const T>(x);
     const T* cos_data = sdk::data_of<const T>(cos_cache);
@@ -241,7 +241,7 @@ void swish_kernel(KernelContext& ctx) {
   const loom_tensor_t& x = ctx.required_input(0);
   const float alpha = ctx.attrs().get_float("alpha", 1.0f);
   loom_tensor_t& y = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = compute_t<T>;
     const C a = static_cast<C>(alpha);
     map_unary<T, T>(ctx, x, y, [a](T v) {
@@ -261,7 +261,7 @@ void swiglu_kernel(KernelContext& ctx) {
                                           " must have the same shape (SwiGLU does not broadcast)");
   const float alpha = ctx.attrs().get_float("alpha", 1.0f);
   loom_tensor_t& y = ctx.allocate_output(0, a.dtype, sdk::shape_of(a));
-  dispatch<kFloats>(a.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(a.dtype, ctx, [&]<typename T>() {
     using C = compute_t<T>;
     const C al = static_cast<C>(alpha);
     const T* pa = sdk::data_of<const T>(a);

@@ -14,7 +14,7 @@ template <typename F>
 void float_unary(KernelContext& ctx, F f) {
   const loom_tensor_t& x = ctx.required_input(0);
   loom_tensor_t& out = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     using C = compute_t<T>;
     map_unary<T, T>(ctx, x, out, [&](T v) { return convert<T>(static_cast<C>(f(convert<C>(v)))); });
   });
@@ -65,7 +65,7 @@ T negate(T v) {
 void abs_kernel(KernelContext& ctx) {
   const loom_tensor_t& x = ctx.required_input(0);
   loom_tensor_t& out = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
-  dispatch<kNumeric>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric>(x.dtype, ctx, [&]<typename T>() {
     map_unary<T, T>(ctx, x, out, [](T v) {
       if constexpr (std::is_unsigned_v<T>)
         return v;
@@ -80,7 +80,7 @@ void abs_kernel(KernelContext& ctx) {
 void neg_kernel(KernelContext& ctx) {
   const loom_tensor_t& x = ctx.required_input(0);
   loom_tensor_t& out = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
-  dispatch<kFloats | kSignedInts>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats | kSignedInts>(x.dtype, ctx, [&]<typename T>() {
     map_unary<T, T>(ctx, x, out, [](T v) {
       if constexpr (is_half_like_v<T>)
         return convert<T>(-convert<float>(v));
@@ -93,7 +93,7 @@ void neg_kernel(KernelContext& ctx) {
 void sign_kernel(KernelContext& ctx) {
   const loom_tensor_t& x = ctx.required_input(0);
   loom_tensor_t& out = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
-  dispatch<kNumeric>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric>(x.dtype, ctx, [&]<typename T>() {
     using C = compute_t<T>;
     map_unary<T, T>(ctx, x, out, [](T v) {
       C c = convert<C>(v);
@@ -109,7 +109,7 @@ void sign_kernel(KernelContext& ctx) {
 void erf_kernel(KernelContext& ctx) {
   const loom_tensor_t& x = ctx.required_input(0);
   loom_tensor_t& out = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
-  dispatch<kNumeric>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kNumeric>(x.dtype, ctx, [&]<typename T>() {
     using C = std::conditional_t<std::is_integral_v<T>, double, compute_t<T>>;
     map_unary<T, T>(ctx, x, out, [](T v) {
       C r = std::erf(convert<C>(v));
@@ -126,7 +126,7 @@ void erf_kernel(KernelContext& ctx) {
 void isnan_kernel(KernelContext& ctx) {
   const loom_tensor_t& x = ctx.required_input(0);
   loom_tensor_t& out = ctx.allocate_output(0, LOOM_DTYPE_BOOL, sdk::shape_of(x));
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     map_unary<T, bool>(ctx, x, out, [](T v) { return std::isnan(convert<compute_t<T>>(v)); });
   });
 }
@@ -136,7 +136,7 @@ void isinf_kernel(KernelContext& ctx) {
   const bool positive = ctx.attrs().get_int("detect_positive", 1) != 0;
   const bool negative = ctx.attrs().get_int("detect_negative", 1) != 0;
   loom_tensor_t& out = ctx.allocate_output(0, LOOM_DTYPE_BOOL, sdk::shape_of(x));
-  dispatch<kFloats>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kFloats>(x.dtype, ctx, [&]<typename T>() {
     map_unary<T, bool>(ctx, x, out, [=](T v) {
       auto c = convert<compute_t<T>>(v);
       return std::isinf(c) && (c > 0 ? positive : negative);
@@ -158,7 +158,7 @@ void not_kernel(KernelContext& ctx) {
 void bitwise_not_kernel(KernelContext& ctx) {
   const loom_tensor_t& x = ctx.required_input(0);
   loom_tensor_t& out = ctx.allocate_output(0, x.dtype, sdk::shape_of(x));
-  dispatch<kSignedInts | kUnsignedInts>(x.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kSignedInts | kUnsignedInts>(x.dtype, ctx, [&]<typename T>() {
     map_unary<T, T>(ctx, x, out, [](T v) { return static_cast<T>(~v); });
   });
 }

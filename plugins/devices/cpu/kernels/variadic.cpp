@@ -43,7 +43,7 @@ void variadic_kernel(KernelContext& ctx) {
   std::vector<int64_t> shape = broadcast_shapes(ctx, inputs);
   loom_tensor_t& out = ctx.allocate_output(0, inputs[0]->dtype, shape);
   constexpr unsigned kTypes = (Op == Fold::kSum || Op == Fold::kMean) ? kFloats : kNumeric;
-  dispatch<kTypes>(out.dtype, ctx.where(), [&]<typename T>() {
+  dispatch<kTypes>(out.dtype, ctx, [&]<typename T>() {
     using C = compute_t<T>;
     const size_t n = static_cast<size_t>(sdk::element_count(out));
     // The accumulator is the output itself unless T is stored narrower than it computes.
