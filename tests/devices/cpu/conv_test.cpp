@@ -115,11 +115,13 @@ TEST(ConvOp, MatchesNaiveAcrossRanksGroupsStridesDilationsPads) {
       {{1, 3, 10, 9}, {6, 1, 3, 3}, 3, {2, 2}, {2, 1}, {2, 1, 0, 2}},  // depthwise x2
       {{1, 2, 5, 6, 4}, {3, 2, 3, 2, 2}, 1, {1, 2, 1}, {1, 1, 2}, {1, 0, 1, 1, 1, 0}},  // 3-D
       {{1, 40, 17, 15}, {70, 40, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}},  // gemm tiles
-      // Fewer than 8 output positions take the patches path: 2-D with padding (2x2 outputs),
-      // a strided 1-D frame filter (4 outputs), and one batch of two with groups.
+      // Few output positions take the patches path: 2-D with padding (2x2 outputs), a strided
+      // 1-D frame filter (4 outputs), one batch of two with groups, and 1-D windows that hang
+      // over the padding at both ends.
       {{1, 4, 3, 3}, {5, 4, 3, 3}, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}},
       {{1, 1, 40}, {9, 1, 16}, 1, {8}, {1}, {0, 0}},
       {{2, 6, 4}, {4, 3, 3}, 2, {1}, {1}, {1, 0}},
+      {{1, 2, 5}, {3, 2, 4}, 1, {3}, {1}, {2, 3}},  // 1-D patches over both pads
   };
   for (const ConvCase& cs : cases) {
     SCOPED_TRACE(::testing::PrintToString(cs.x_dims) + " " + ::testing::PrintToString(cs.w_dims));

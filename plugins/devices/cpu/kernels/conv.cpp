@@ -5,8 +5,8 @@
 //   - everything else: per image and group, im2col then one blocked GEMM
 //     Y_g[M/g, out] = W_g[M/g, C/g * taps] x col[C/g * taps, out], skipping im2col for
 //     1x1 kernels with unit stride and no padding, whose input already is the column matrix;
-//     with fewer than 8 output positions the columns are gathered transposed (one contiguous
-//     patch per position) for the GEMM's dot products.
+//     with few output positions (gemm_dot_columns()) the columns are gathered transposed (one
+//     contiguous patch per position) for the GEMM's dot products.
 #include <memory>
 
 #include "conv_util.hpp"
@@ -83,10 +83,6 @@ void conv_depthwise(const KernelContext& ctx, const ConvShape& s, const C* x, co
   });
 }
 
-// Below this many output positions per image the patches path is taken (gemm's dot-product
-// path covers the same few columns).
-constexpr size_t kFewPositions = 8;
-
 template <typename C>
 void conv_gemm(const KernelContext& ctx, const ConvShape& s, const C* x, const C* w, C* y,
                bool has_bias) {
@@ -102,7 +98,7 @@ void conv_gemm(const KernelContext& ctx, const ConvShape& s, const C* x, const C
   // Few output positions (a strided 1-D convolution over a short signal): one dot product per
   // filter and position, so each position's patch is gathered contiguous and the GEMM reads
   // them as op(B) transposed (its dot-product path) instead of transposing the columns again.
-  const bool patches = !pointwise && out_size < kFewPositions;
+  const bool patches = !pointwise && out_size < gemm_dot_columns();
   // Not value-initialised: im2col / im2patches write every element, and zeroing megabytes
   // costs time.
   std::unique_ptr<C[]> col(pointwise ? nullptr : new C[k * out_size]);

@@ -38,4 +38,9 @@ void gemm(bool trans_a, bool trans_b, size_t m, size_t n, size_t k, double alpha
           size_t lda, const double* b, size_t ldb, double beta, double* c, size_t ldc,
           const ParallelFor& parallel = {});
 
+// Below this many columns (n) gemm() computes floats as dot products of A's rows with op(B)'s
+// columns, which it reads fastest with B transposed (each column contiguous): callers with a
+// choice of layout (Conv's patches) give B transposed then. It depends on the CPU.
+size_t gemm_dot_columns();
+
 }  // namespace loom::cpu

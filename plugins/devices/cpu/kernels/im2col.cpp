@@ -44,6 +44,24 @@ void im2col(const WindowGeometry& g, const T* x, size_t channels, T* col,
 template <typename T>
 void im2patches(const WindowGeometry& g, const T* x, size_t channels, T* patches) {
   const size_t taps = g.kernel_size(), out_size = g.out_size(), in_size = g.in_size();
+  const size_t k = channels * taps;
+  if (g.rank() == 1 && g.dilation[0] == 1) {
+    // 1-D, undilated (a frame filter over a signal): each patch row is one run of the input,
+    // copied whole, with zeros where it hangs over the padding.
+    const int64_t width = static_cast<int64_t>(taps), in = g.in[0];
+    for (size_t o = 0; o < out_size; ++o) {
+      const int64_t start = static_cast<int64_t>(o) * g.stride[0] - g.pad_begin[0];
+      const int64_t lo = std::clamp<int64_t>(-start, 0, width);
+      const int64_t hi = std::clamp<int64_t>(in - start, lo, width);
+      for (size_t c = 0; c < channels; ++c) {
+        T* dst = patches + o * k + c * taps;
+        std::fill(dst, dst + lo, T(0));
+        std::copy(x + c * in_size + start + lo, x + c * in_size + start + hi, dst + lo);
+        std::fill(dst + hi, dst + width, T(0));
+      }
+    }
+    return;
+  }
   // The input offset each (position, tap) reads, or -1 in padding: the same for every channel.
   // Computed point by point (few positions), odometers over the output and kernel coordinates.
   const size_t r = g.rank();
@@ -68,7 +86,6 @@ void im2patches(const WindowGeometry& g, const T* x, size_t channels, T* patches
       offsets[o * taps + tap] = inside ? off : -1;
     }
   }
-  const size_t k = channels * taps;
   for (size_t o = 0; o < out_size; ++o) {
     const int64_t* off = offsets.data() + o * taps;
     T* dst = patches + o * k;
