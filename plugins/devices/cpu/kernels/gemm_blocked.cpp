@@ -6,9 +6,10 @@
 // Packing makes the micro-kernel read contiguous memory whatever the transposes and strides
 // are, and zero-pads partial panels so the micro-kernel never branches on edges.
 //
-// The micro-kernel is plain C++. On x86-64 a second copy is compiled for AVX2+FMA and picked
-// at run time, because the baseline ABI (SSE2) leaves most of a modern core unused; every other
-// target gets the portable copy, tuned for 128-bit vectors.
+// The micro-kernel is plain C++. On x86-64 copies are compiled for AVX-512 and AVX2+FMA and
+// picked at run time, because the baseline ABI (SSE2) leaves most of a modern core unused; every
+// other target gets the portable copy, tuned for 128-bit vectors. Products with few columns or
+// few rows take dot-product tiles instead (gemm_dots below).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -89,6 +90,17 @@ template <typename T>
 __attribute__((target("avx2,fma"))) void micro_avx2(size_t kc, const T* ap, const T* bp, T* c,
                                                     size_t ldc, T beta) {
   micro_kernel_body<T, kAvx2MR, kAvx2NR<T>, true>(kc, ap, bp, c, ldc, beta);
+}
+
+// AVX-512: 12 x (2 x 512-bit) accumulators, 24 of the 32 zmm registers.
+constexpr size_t kAvx512MR = 12;
+template <typename T>
+constexpr size_t kAvx512NR = 64 / sizeof(T) * 2;
+
+template <typename T>
+__attribute__((target("avx512f"))) void micro_avx512(size_t kc, const T* ap, const T* bp, T* c,
+                                                     size_t ldc, T beta) {
+  micro_kernel_body<T, kAvx512MR, kAvx512NR<T>, true>(kc, ap, bp, c, ldc, beta);
 }
 
 bool cpu_has_avx2_fma() {
@@ -639,6 +651,9 @@ void gemm_any(bool trans_a, bool trans_b, size_t m, size_t n, size_t k, T alpha,
   if (!trans_a && (n < dot_max_n<T>() || (trans_b && m <= kDotMaxM)))
     return gemm_dots<T>(pr, alpha, a, lda, b, ldb, beta, c, ldc, parallel);
 #ifdef LOOM_GEMM_HAVE_AVX2
+  if (cpu_has_avx512())
+    return gemm_blocked<T, kAvx512MR, kAvx512NR<T>>(pr, alpha, a, lda, b, ldb, beta, c, ldc,
+                                                    parallel, &micro_avx512<T>);
   if (cpu_has_avx2_fma())
     return gemm_blocked<T, kAvx2MR, kAvx2NR<T>>(pr, alpha, a, lda, b, ldb, beta, c, ldc, parallel,
                                                 &micro_avx2<T>);
