@@ -29,8 +29,9 @@ void label_encoder(NodeView& v) {
   if (v.attrs().has("values_int64s") || v.attrs().has("default_int64")) dtype = LOOM_DTYPE_INT64;
   if (v.attrs().has("values_floats") || v.attrs().has("default_float")) dtype = LOOM_DTYPE_FLOAT32;
   if (v.attrs().has("values_strings") || v.attrs().has("default_string")) dtype = LOOM_DTYPE_STRING;
-  // LabelEncoder-1 maps between strings and int64 in the direction opposite to its input.
-  if (dtype == LOOM_DTYPE_UNDEFINED && v.attrs().has("classes_strings"))
+  // LabelEncoder-1 (classes_strings) maps between strings and int64 in the direction opposite
+  // to its input, whichever default it sets.
+  if (v.attrs().has("classes_strings"))
     dtype = v.dtype(0) == LOOM_DTYPE_STRING ? LOOM_DTYPE_INT64 : LOOM_DTYPE_STRING;
   v.set_output(0, dtype, v.shape(0));
 }

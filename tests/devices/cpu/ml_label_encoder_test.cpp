@@ -18,6 +18,26 @@ using testing::strings_of;
 using testing::values_of;
 using Strings = std::vector<std::string>;
 
+// Opset 1: classes_strings, strings to indices and back, with the spec's defaults and a set one.
+TEST(LabelEncoder, OpsetOneMapsStringsAndIndicesBothWays) {
+  KernelHarness to_index("LabelEncoder", 1, "ai.onnx.ml");
+  to_index.input(make_strings({2, 2}, {"b", "z", "a", "b"}));
+  to_index.attr_strings("classes_strings", {"a", "b", "c"});
+  auto out = to_index.run(1);
+  EXPECT_EQ(std::vector<int64_t>(out[0].view.dims, out[0].view.dims + 2),
+            (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(values_of<int64_t>(out[0]), (std::vector<int64_t>{1, -1, 0, 1}));
+  KernelHarness to_string("LabelEncoder", 1, "ai.onnx.ml");
+  to_string.input(make_filled<int64_t>({4}, {2, 0, 3, -1}));
+  to_string.attr_strings("classes_strings", {"a", "b", "c"});
+  to_string.attr_string("default_string", "?");
+  EXPECT_EQ(strings_of(to_string.run(1)[0]), (Strings{"c", "a", "?", "?"}));
+  KernelHarness floats("LabelEncoder", 1, "ai.onnx.ml");
+  floats.input(make_filled<float>({1}, {1.f}));
+  floats.attr_strings("classes_strings", {"a"});
+  EXPECT_THROW(floats.run(1), std::runtime_error);
+}
+
 TEST(LabelEncoder, FloatKeysMatchNaNAndDefaultToMinusZero) {
   KernelHarness h("LabelEncoder", 2, "ai.onnx.ml");
   const float nan = std::numeric_limits<float>::quiet_NaN();

@@ -6,7 +6,9 @@
 //   Default: default_string / default_int64 / default_float, or default_tensor (opset 4), else
 //   the spec's "_Unused", -1 or -0.0. Floating-point keys compare as numbers, a NaN key matching
 //   NaN (as onnxruntime does). A key given twice maps to its first value.
-// Opset 1 (classes_strings, string <-> index) is another operator in all but name: not here.
+// Opset 1 is another operator in all but name: classes_strings lists the classes, a string X
+// becomes its class's index (default_int64, -1, when absent) and an int64 X the string at that
+// index (default_string, "_Unused", out of range).
 #include <cmath>
 #include <map>
 #include <optional>
@@ -214,8 +216,46 @@ void label_encoder(KernelContext& ctx) {
   });
 }
 
+void label_encoder_v1(KernelContext& ctx) {
+  const Attributes& a = ctx.attrs();
+  std::vector<std::string> classes;
+  if (auto listed = a.get_strings("classes_strings"))
+    for (const loom_string_t& c : *listed) classes.emplace_back(c.data ? c.data : "", c.size);
+  const loom_tensor_t& x = ctx.required_input(0);
+  const std::vector<int64_t> dims = misc::dims_of(x);
+  const auto count = static_cast<size_t>(sdk::element_count(x));
+  if (x.dtype == LOOM_DTYPE_STRING) {
+    std::unordered_map<std::string, int64_t> index;
+    for (size_t i = 0; i < classes.size(); ++i)
+      index.emplace(classes[i], static_cast<int64_t>(i));  // a repeated class keeps its first
+    const int64_t fallback = a.get_int("default_int64", -1);
+    loom_tensor_t& y = ctx.allocate_output(0, LOOM_DTYPE_INT64, dims);
+    const auto* in = static_cast<const loom_string_t*>(x.data);
+    auto* out = sdk::data_of<int64_t>(y);
+    for (size_t i = 0; i < count; ++i) {
+      auto it = index.find(std::string(in[i].data ? in[i].data : "", in[i].size));
+      out[i] = it == index.end() ? fallback : it->second;
+    }
+    return;
+  }
+  if (x.dtype != LOOM_DTYPE_INT64)
+    fail(LOOM_ERROR_INVALID_ARGUMENT,
+         ctx.where() + ": X must be string or int64 (opset 1), got " + sdk::dtype_name(x.dtype));
+  const std::string fallback = a.get_string("default_string", "_Unused");
+  Tensor y = make_tensor(LOOM_DTYPE_STRING, dims);
+  auto* views = static_cast<loom_string_t*>(y.view.data);
+  const auto* in = sdk::data_of<const int64_t>(x);
+  for (size_t i = 0; i < count; ++i) {
+    const bool known = in[i] >= 0 && static_cast<uint64_t>(in[i]) < classes.size();
+    (*y.strings)[i] = known ? classes[static_cast<size_t>(in[i])] : fallback;
+    views[i] = {(*y.strings)[i].data(), (*y.strings)[i].size()};
+  }
+  ctx.set_output(0, std::move(y));
+}
+
 }  // namespace
 
+LOOM_CPU_KERNEL_DOMAIN("ai.onnx.ml", "LabelEncoder", 1, label_encoder_v1, nullptr);
 LOOM_CPU_KERNEL_DOMAIN("ai.onnx.ml", "LabelEncoder", 2, label_encoder, nullptr);
 
 }  // namespace loom::cpu
