@@ -11,11 +11,13 @@
 // other target gets the portable copy, tuned for 128-bit vectors. Products with few columns or
 // few rows take dot-product tiles instead (gemm_dots below).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <loom/vector_math.hpp>
 #include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../kernel.hpp"
@@ -359,6 +361,15 @@ __attribute__((target("avx512f"))) void dots_tiles_avx512(const float* x, size_t
   }
 }
 
+// dots_tiles_avx512<1..8>, indexed by the pass's vector count - 1.
+using DotsTiles = void (*)(const float*, size_t, const float*, size_t, size_t, size_t, float, float,
+                           float*, size_t, size_t);
+template <size_t... I>
+constexpr std::array<DotsTiles, sizeof...(I)> dots_tiles(std::index_sequence<I...>) {
+  return {&dots_tiles_avx512<static_cast<int>(I) + 1>...};
+}
+constexpr auto kDotsTiles = dots_tiles(std::make_index_sequence<8>{});
+
 __attribute__((target("avx512f"))) void dots_avx512_f32(const float* x, size_t ldx, size_t mx,
                                                         const float* rows, size_t ldr, size_t count,
                                                         size_t k, float alpha, float beta,
@@ -367,32 +378,8 @@ __attribute__((target("avx512f"))) void dots_avx512_f32(const float* x, size_t l
   for (size_t i0 = 0; i0 < mx; i0 += 8) {
     const float* xs = x + i0 * ldx;
     float* o = out + i0 * xo;
-    switch (std::min<size_t>(8, mx - i0)) {
-      case 1:
-        dots_tiles_avx512<1>(xs, ldx, rows, ldr, count, k, alpha, beta, o, xo, ro);
-        break;
-      case 2:
-        dots_tiles_avx512<2>(xs, ldx, rows, ldr, count, k, alpha, beta, o, xo, ro);
-        break;
-      case 3:
-        dots_tiles_avx512<3>(xs, ldx, rows, ldr, count, k, alpha, beta, o, xo, ro);
-        break;
-      case 4:
-        dots_tiles_avx512<4>(xs, ldx, rows, ldr, count, k, alpha, beta, o, xo, ro);
-        break;
-      case 5:
-        dots_tiles_avx512<5>(xs, ldx, rows, ldr, count, k, alpha, beta, o, xo, ro);
-        break;
-      case 6:
-        dots_tiles_avx512<6>(xs, ldx, rows, ldr, count, k, alpha, beta, o, xo, ro);
-        break;
-      case 7:
-        dots_tiles_avx512<7>(xs, ldx, rows, ldr, count, k, alpha, beta, o, xo, ro);
-        break;
-      default:
-        dots_tiles_avx512<8>(xs, ldx, rows, ldr, count, k, alpha, beta, o, xo, ro);
-        break;
-    }
+    kDotsTiles[std::min<size_t>(8, mx - i0) - 1](xs, ldx, rows, ldr, count, k, alpha, beta, o, xo,
+                                                 ro);
   }
 }
 

@@ -116,6 +116,24 @@ struct Encoded {
   }
 };
 
+// A read cursor over the encoded bytes, for the libraries that read through callbacks (libtiff,
+// OpenJPEG). Reads stop at the end; seeks past it fail.
+struct MemoryStream {
+  const Encoded* in;
+  size_t at = 0;
+  size_t read(void* buf, size_t n) {
+    const size_t count = at < in->size ? std::min(n, in->size - at) : 0;
+    if (count) std::memcpy(buf, in->data + at, count);
+    at += count;
+    return count;
+  }
+  bool seek(uint64_t to) {
+    if (to > in->size) return false;
+    at = static_cast<size_t>(to);
+    return true;
+  }
+};
+
 [[noreturn]] void corrupt(const KernelContext& ctx, const char* codec, const std::string& why) {
   fail(LOOM_ERROR_INVALID_ARGUMENT,
        ctx.where() + ": the " + codec + " image cannot be decoded: " + why);
@@ -380,32 +398,22 @@ void decode_png(const KernelContext& ctx, const Encoded& in, ImageSink& sink) {
 // ---- TIFF -----------------------------------------------------------------------------------
 
 #if defined(LOOM_HAVE_TIFF)
-struct TiffStream {
-  const Encoded* in;
-  toff_t at = 0;
-};
 tsize_t tiff_read(thandle_t h, tdata_t buf, tsize_t n) {
-  auto* s = static_cast<TiffStream*>(h);
-  if (n < 0 || s->at >= s->in->size) return 0;
-  const size_t count = std::min<size_t>(static_cast<size_t>(n), s->in->size - s->at);
-  std::memcpy(buf, s->in->data + s->at, count);
-  s->at += count;
-  return static_cast<tsize_t>(count);
+  return n < 0 ? 0 : static_cast<tsize_t>(static_cast<MemoryStream*>(h)->read(buf, n));
 }
 tsize_t tiff_write(thandle_t, tdata_t, tsize_t) {
   return 0;
 }
 toff_t tiff_seek(thandle_t h, toff_t off, int whence) {
-  auto* s = static_cast<TiffStream*>(h);
-  const toff_t base = whence == SEEK_CUR ? s->at : whence == SEEK_END ? s->in->size : 0;
-  s->at = base + off;
-  return s->at;
+  auto* s = static_cast<MemoryStream*>(h);
+  const uint64_t base = whence == SEEK_CUR ? s->at : whence == SEEK_END ? s->in->size : 0;
+  return s->seek(base + off) ? s->at : static_cast<toff_t>(-1);
 }
 int tiff_close(thandle_t) {
   return 0;
 }
 toff_t tiff_size(thandle_t h) {
-  return static_cast<TiffStream*>(h)->in->size;
+  return static_cast<MemoryStream*>(h)->in->size;
 }
 int tiff_map(thandle_t, tdata_t*, toff_t*) {
   return 0;
@@ -426,7 +434,7 @@ int tiff_warning(TIFF*, void*, const char*, const char*, va_list) {
 }
 
 void decode_tiff(const KernelContext& ctx, const Encoded& in, ImageSink& sink) {
-  TiffStream stream{&in};
+  MemoryStream stream{&in};
   t_tiff_error.clear();
   TIFFOpenOptions* options = TIFFOpenOptionsAlloc();
   TIFFOpenOptionsSetErrorHandlerExtR(options, tiff_error, nullptr);
@@ -473,29 +481,17 @@ void decode_webp(const KernelContext& ctx, const Encoded& in, ImageSink& sink) {
 // ---- JPEG 2000 ------------------------------------------------------------------------------
 
 #if defined(LOOM_HAVE_OPENJPEG)
-struct J2kStream {
-  const Encoded* in;
-  OPJ_SIZE_T at = 0;
-};
 OPJ_SIZE_T j2k_read(void* buf, OPJ_SIZE_T n, void* user) {
-  auto* s = static_cast<J2kStream*>(user);
-  if (s->at >= s->in->size) return static_cast<OPJ_SIZE_T>(-1);
-  const OPJ_SIZE_T count = std::min<OPJ_SIZE_T>(n, s->in->size - s->at);
-  std::memcpy(buf, s->in->data + s->at, count);
-  s->at += count;
-  return count;
+  auto* s = static_cast<MemoryStream*>(user);
+  const size_t count = s->read(buf, n);
+  return count ? count : static_cast<OPJ_SIZE_T>(-1);  // OpenJPEG's end of stream
 }
 OPJ_OFF_T j2k_skip(OPJ_OFF_T n, void* user) {
-  auto* s = static_cast<J2kStream*>(user);
-  if (n < 0 || static_cast<OPJ_SIZE_T>(n) > s->in->size - s->at) return -1;
-  s->at += static_cast<OPJ_SIZE_T>(n);
-  return n;
+  auto* s = static_cast<MemoryStream*>(user);
+  return n >= 0 && s->seek(s->at + static_cast<uint64_t>(n)) ? n : -1;
 }
 OPJ_BOOL j2k_seek(OPJ_OFF_T to, void* user) {
-  auto* s = static_cast<J2kStream*>(user);
-  if (to < 0 || static_cast<OPJ_SIZE_T>(to) > s->in->size) return OPJ_FALSE;
-  s->at = static_cast<OPJ_SIZE_T>(to);
-  return OPJ_TRUE;
+  return to >= 0 && static_cast<MemoryStream*>(user)->seek(static_cast<uint64_t>(to));
 }
 void j2k_message(const char* text, void* user) {
   auto* last = static_cast<std::string*>(user);
@@ -513,7 +509,7 @@ size_t sample_index(uint64_t at, uint32_t step, uint32_t first, uint32_t count) 
 
 void decode_jpeg2000(const KernelContext& ctx, const Encoded& in, bool jp2, ImageSink& sink) {
   const char* codec = "JPEG 2000";
-  J2kStream source{&in};
+  MemoryStream source{&in};
   opj_stream_t* stream = opj_stream_default_create(OPJ_TRUE);
   opj_stream_set_user_data(stream, &source, nullptr);
   opj_stream_set_user_data_length(stream, in.size);
