@@ -8,8 +8,9 @@
 //
 // Idle workers spin for a short while (kSpin) before they sleep, and so does the caller waiting
 // for the last chunk: a run's kernels call parallel_for back to back, and waking a sleeping thread
-// through the kernel costs more (several microseconds) than many of those kernels take. After kSpin
-// without work a worker sleeps on the condition variable, so an idle session costs nothing.
+// through the kernel costs more (several microseconds) than many of those kernels take. The spin
+// pauses on the core briefly, then yields it to any thread that wants it; after kSpin without work
+// a worker sleeps on the condition variable, so an idle session costs nothing.
 #pragma once
 
 #include <algorithm>
@@ -168,11 +169,17 @@ bool ThreadPool::spin_until(Ready&& ready) {
   const auto until = std::chrono::steady_clock::now() + kSpin;
   for (unsigned i = 1;; ++i) {
     if (ready()) return true;
+    if (i < 256) {  // the first microseconds on the core: a chunk usually comes back that soon
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
+      __builtin_ia32_pause();
 #elif defined(__aarch64__)
-    asm volatile("yield");
+      asm volatile("yield");
 #endif
+    } else {
+      // Then politely: a thread that needs the core (another device's OpenMP team in a mixed
+      // plan, the application) gets it at once.
+      std::this_thread::yield();
+    }
     if (i % 64 == 0 && std::chrono::steady_clock::now() >= until) return false;
   }
 }
