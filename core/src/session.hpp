@@ -30,6 +30,12 @@
 
 namespace loom::core {
 
+// An eviction that frees more heap than this hands it back to the system (loom/heap_trim.hpp).
+// Lower than a compile's threshold: the evicting run compiles a plan anyway (milliseconds),
+// next to which a trim is cheap, and a smaller model's plans (a sentence encoder's, 2-6 MiB)
+// otherwise grew the heap by 25% over 500 runs that evicted every time.
+inline constexpr size_t kEvictionTrimBytes = size_t{1} << 20;
+
 // The largest thread count a session accepts (loom_max_threads): the larger of 64 and 4 per
 // online core.
 int32_t max_session_threads();

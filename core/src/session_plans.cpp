@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <loom/heap_trim.hpp>
 
 #include "session.hpp"
 #include "shape_inference.hpp"
@@ -335,6 +336,9 @@ FreeAxes Session::adopt_free_axes() {
 }
 
 void Session::evict_plans() {
+  // An evicted plan frees its compiled state: back to the system if that was much (a cache
+  // that evicts at every run otherwise grows the heap, loom/heap_trim.hpp).
+  sdk::HeapTrim trim(kEvictionTrimBytes);
   while (shape_plans_.size() > 1 && (shape_plans_.size() > config_.plan_cache_entries ||
                                      shape_plan_bytes_ > config_.plan_cache_bytes)) {
     ShapePlan& victim = shape_plans_.back();

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <loom/heap_trim.hpp>
 #include <optional>
 #include <set>
 
@@ -155,15 +156,19 @@ Prepared& Session::find_plan(const std::vector<ValueFacts>& input_facts, const s
   if (it != prepared_.end()) ++plan_hits_;
   if (it == prepared_.end()) {
     ++plan_misses_;
-    // Bounded like the plans of symbolic-dimension models: least recently used first.
-    while (!prepared_.empty() && prepared_.size() >= config_.plan_cache_entries) {
-      auto oldest = prepared_.begin();
-      for (auto i = prepared_.begin(); i != prepared_.end(); ++i)
-        if (i->second->last_used < oldest->second->last_used) oldest = i;
-      if (current_ == oldest->second.get()) current_ = nullptr;
-      release(*oldest->second);
-      prepared_.erase(oldest);
-      ++plan_evictions_;
+    // Bounded like the plans of symbolic-dimension models: least recently used first, the
+    // freed memory handed back when it was much (loom/heap_trim.hpp).
+    {
+      sdk::HeapTrim trim(kEvictionTrimBytes);
+      while (!prepared_.empty() && prepared_.size() >= config_.plan_cache_entries) {
+        auto oldest = prepared_.begin();
+        for (auto i = prepared_.begin(); i != prepared_.end(); ++i)
+          if (i->second->last_used < oldest->second->last_used) oldest = i;
+        if (current_ == oldest->second.get()) current_ = nullptr;
+        release(*oldest->second);
+        prepared_.erase(oldest);
+        ++plan_evictions_;
+      }
     }
     it = prepared_.emplace(key, prepare(input_facts, fed)).first;
   }

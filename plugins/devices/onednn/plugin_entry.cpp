@@ -6,13 +6,13 @@
 #include <omp.h>
 
 #if __has_include(<malloc.h>)
-#include <malloc.h>  // malloc_trim (glibc)
 #endif
 
 #include <algorithm>
 #include <fstream>
 #include <loom/device_kit.hpp>
 #include <loom/device_plugin.hpp>
+#include <loom/heap_trim.hpp>
 #include <loom/host_memory.hpp>
 #include <thread>
 
@@ -158,11 +158,6 @@ class Executable final : public kit::Executable {
   std::unique_ptr<Program> program_;
 };
 
-#ifdef __GLIBC__
-// Free heap bytes a compile may leave behind before the device hands them back to the system.
-constexpr size_t kTrimAfterCompileBytes = size_t{8} << 20;
-#endif
-
 class Device final : public kit::Device {
  public:
   Device(kit::InstanceInfo info, const DeviceOptions& options)
@@ -176,10 +171,10 @@ class Device final : public kit::Device {
   // formats pad channels), so the device plans its own memory over the primitives' liveness.
   std::unique_ptr<kit::Executable> compile(const kit::CompileRequest& request) override {
     std::unique_ptr<Program> program;
-#ifdef __GLIBC__
-    const size_t heap_free_before = mallinfo2().fordblks;
-#endif
+    // The IR's folded and converted weights are freed at the end of this scope (30 MiB of
+    // ResNet-50's resident memory until the process ended): handed back if that much.
     {
+      sdk::HeapTrim trim;
       IrGraph ir = build_ir(request.graph());
       rewrite_quantized(ir);
       rewrite_patterns(ir);
@@ -201,16 +196,6 @@ class Device final : public kit::Device {
         });
       program = builder.build();
     }
-#ifdef __GLIBC__
-    // The IR's folded and converted weights are freed now, but glibc keeps such large chunks
-    // in the heap once its mmap threshold has grown: 30 MiB of ResNet-50's resident memory
-    // until the process ends. Hand them back, but only when this compile left that much: a
-    // trim walks the heap and returns every free page, which the next runs fault back in.
-    // A generation loop compiles at every step (its cache grows) and freed only kilobytes;
-    // trimming there cost 5% of each step and the page faults after it 10% more.
-    const size_t heap_free_after = mallinfo2().fordblks;
-    if (heap_free_after > heap_free_before + kTrimAfterCompileBytes) malloc_trim(0);
-#endif
     return std::make_unique<Executable>(std::move(program));
   }
 
