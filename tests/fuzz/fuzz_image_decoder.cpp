@@ -21,6 +21,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "fuzz_runtime.hpp"
+
 namespace {
 
 [[noreturn]] void violation(const std::string& what) {
@@ -70,24 +72,7 @@ loom_model_t* model_for(loom_runtime_t* runtime, int format) {
 }
 
 loom_runtime_t* the_runtime() {
-  static loom_runtime_t* runtime = [] {
-    const char* paths[] = {LOOM_FUZZ_ONNX_PLUGIN, LOOM_FUZZ_CPU_PLUGIN};
-    loom_runtime_options_t o{};
-    o.struct_size = sizeof o;
-    o.num_plugin_paths = 2;
-    o.plugin_paths = paths;
-    o.use_env_path = false;
-    o.use_default_paths = false;
-    o.log_level = LOOM_LOG_ERROR;
-    o.log_fn = [](void*, loom_log_level_t, const char*, const char*) {};
-    loom_runtime_t* r = nullptr;
-    if (loom_status_t* s = loom_runtime_create(&o, &r)) {
-      std::fprintf(stderr, "fuzz_image_decoder: runtime: %s\n", loom_status_message(s));
-      std::abort();
-    }
-    return r;
-  }();
-  return runtime;
+  return loom_fuzz::fuzz_runtime("fuzz_image_decoder");
 }
 
 void check_failure(loom_status_t* s) {

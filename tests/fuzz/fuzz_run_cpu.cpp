@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "fuzz_model.hpp"
+#include "fuzz_runtime.hpp"
 
 namespace {
 
@@ -55,37 +56,7 @@ bool verbose = false;
 // ---- running --------------------------------------------------------------------------------
 
 loom_runtime_t* the_runtime() {
-  static loom_runtime_t* runtime = [] {
-    const char* paths[] = {LOOM_FUZZ_ONNX_PLUGIN, LOOM_FUZZ_CPU_PLUGIN};
-    loom_runtime_options_t o{};
-    o.struct_size = sizeof o;
-    o.num_plugin_paths = 2;
-    o.plugin_paths = paths;
-    o.use_env_path = false;
-    o.use_default_paths = false;
-    o.log_level = LOOM_LOG_ERROR;
-    o.log_fn = [](void*, loom_log_level_t, const char*, const char*) {};
-    o.allow_newer_opsets = -1;
-    loom_runtime_t* r = nullptr;
-    if (loom_status_t* s = loom_runtime_create(&o, &r)) {
-      std::fprintf(stderr, "fuzz_run_cpu: runtime: %s\n", loom_status_message(s));
-      std::abort();
-    }
-    for (size_t i = 0; i < loom_runtime_num_plugins(r); ++i) {
-      loom_plugin_record_t rec{};
-      rec.struct_size = sizeof rec;
-      if (loom_status_t* s = loom_runtime_plugin(r, i, &rec)) {
-        loom_status_free(s);
-        continue;
-      }
-      if (!rec.loaded) {
-        std::fprintf(stderr, "fuzz_run_cpu: plugin %s did not load: %s\n", rec.path, rec.error);
-        std::abort();
-      }
-    }
-    return r;
-  }();
-  return runtime;
+  return fuzz_runtime("fuzz_run_cpu");
 }
 
 // Checks a failure's message and frees it; returns its code.
