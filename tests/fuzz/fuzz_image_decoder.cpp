@@ -96,13 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   const int format = (bytes[0] & 3) % 3;
   loom_runtime_t* runtime = the_runtime();
   loom_model_t* model = model_for(runtime, format);
-  loom_session_options_t so{};
-  so.struct_size = sizeof so;
-  so.devices = "cpu";
-  so.threads = 1;
-  so.max_tensor_bytes = int64_t{64} << 20;
-  so.max_run_bytes = int64_t{256} << 20;
-  so.deadline_ms = 2000;
+  const loom_session_options_t so = loom_fuzz::fuzz_session_options();
   loom_session_t* session = nullptr;
   if (loom_status_t* s = loom_session_create(runtime, model, &so, &session)) {
     check_failure(s);

@@ -163,14 +163,7 @@ bool run_case(const uint8_t* bytes, size_t size) {
   loom_model_t* model = nullptr;
   if (check_status(loom_model_load(runtime, path.c_str(), &model), "load")) return false;
 
-  loom_session_options_t so{};
-  so.struct_size = sizeof so;
-  so.devices = "cpu";
-  so.threads = 1;
-  so.max_tensor_bytes = int64_t{64} << 20;
-  so.max_run_bytes = int64_t{256} << 20;
-  so.max_loop_iterations = 10000;
-  so.deadline_ms = 2000;
+  const loom_session_options_t so = fuzz_session_options();
   loom_session_t* session = nullptr;
   loom_status_t* s = loom_session_create(runtime, model, &so, &session);
   if (check_status(s, "session")) {

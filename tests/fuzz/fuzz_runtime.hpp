@@ -45,4 +45,18 @@ inline loom_runtime_t* fuzz_runtime(const char* who) {
   return runtime;
 }
 
+// Session options of a fuzz case: the cpu device, 1 thread, 64 MiB per tensor, 256 MiB per run,
+// 10,000 Loop iterations, a 2 s deadline (docs/limits.md, "The run-time fuzzer").
+inline loom_session_options_t fuzz_session_options() {
+  loom_session_options_t so{};
+  so.struct_size = sizeof so;
+  so.devices = "cpu";
+  so.threads = 1;
+  so.max_tensor_bytes = int64_t{64} << 20;
+  so.max_run_bytes = int64_t{256} << 20;
+  so.max_loop_iterations = 10000;
+  so.deadline_ms = 2000;
+  return so;
+}
+
 }  // namespace loom_fuzz

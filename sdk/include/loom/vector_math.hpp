@@ -25,6 +25,15 @@ LOOM_AVX512_WARNINGS_OFF
 
 namespace loom::sdk {
 
+// Whether this CPU runs the functions below (checked once).
+inline bool cpu_has_avx512() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+  }();
+  return has;
+}
+
 // exp(x) for x <= 0 (x - max): x = n ln2 + r with |r| <= ln2/2, exp(r) by its degree-6 Taylor
 // polynomial (relative error 1.2e-7), times 2^n by scalef, which rounds to denormals and to 0
 // like expf. Below -104 the result is 0 (exp(-104) is under half the smallest denormal).

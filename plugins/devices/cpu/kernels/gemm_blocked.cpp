@@ -385,20 +385,13 @@ __attribute__((target("avx512f"))) void dots_avx512_f32(const float* x, size_t l
 
 LOOM_AVX512_WARNINGS_ON
 
-bool cpu_has_avx512() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-  }();
-  return has;
-}
 #endif
 
 template <typename T>
 DotsKernel<T> dots_kernel() {
 #ifdef LOOM_GEMM_HAVE_AVX2
   if constexpr (std::is_same_v<T, float>)
-    if (cpu_has_avx512()) return &dots_avx512_f32;
+    if (sdk::cpu_has_avx512()) return &dots_avx512_f32;
   if (cpu_has_avx2_fma()) return &dots_avx2<T>;
 #endif
   return &dots_portable<T>;
@@ -594,7 +587,7 @@ template <typename T>
 size_t dot_max_n() {
 #ifdef LOOM_GEMM_HAVE_AVX2
   if constexpr (std::is_same_v<T, float>)
-    if (cpu_has_avx512()) return 32;
+    if (sdk::cpu_has_avx512()) return 32;
 #endif
   return 8;
 }
@@ -638,7 +631,7 @@ void gemm_any(bool trans_a, bool trans_b, size_t m, size_t n, size_t k, T alpha,
   if (!trans_a && (n < dot_max_n<T>() || (trans_b && m <= kDotMaxM)))
     return gemm_dots<T>(pr, alpha, a, lda, b, ldb, beta, c, ldc, parallel);
 #ifdef LOOM_GEMM_HAVE_AVX2
-  if (cpu_has_avx512())
+  if (sdk::cpu_has_avx512())
     return gemm_blocked<T, kAvx512MR, kAvx512NR<T>>(pr, alpha, a, lda, b, ldb, beta, c, ldc,
                                                     parallel, &micro_avx512<T>);
   if (cpu_has_avx2_fma())

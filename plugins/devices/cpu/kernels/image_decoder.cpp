@@ -324,8 +324,7 @@ void jpeg_quiet(j_common_ptr, int) {}
 // The libjpeg calls, between setjmp and any longjmp, with nothing but trivially destructible
 // locals; the message on failure, or an empty string. `rows` receives each RGB scanline.
 template <typename Rows>
-std::string decode_jpeg_rows(const Encoded& in, ImageSink& sink, const KernelContext& ctx,
-                             Rows& rows) {
+std::string decode_jpeg_rows(const Encoded& in, ImageSink& sink, Rows& rows) {
   jpeg_decompress_struct cinfo;
   JpegError err{};
   cinfo.err = jpeg_std_error(&err.mgr);
@@ -351,7 +350,6 @@ std::string decode_jpeg_rows(const Encoded& in, ImageSink& sink, const KernelCon
     jpeg_destroy_decompress(&cinfo);
     throw;
   }
-  (void)ctx;
   jpeg_start_decompress(&cinfo);
   while (cinfo.output_scanline < cinfo.output_height) {
     JSAMPROW row = rows.data();
@@ -368,7 +366,7 @@ void decode_jpeg(const KernelContext& ctx, const Encoded& in, ImageSink& sink) {
   // Room for the widest scanline JPEG allows (65500 pixels), allocated before setjmp so that no
   // longjmp skips its destructor.
   std::vector<uint8_t> rows(65535 * 3);
-  std::string error = decode_jpeg_rows(in, sink, ctx, rows);
+  std::string error = decode_jpeg_rows(in, sink, rows);
   if (!error.empty()) corrupt(ctx, "JPEG", error);
 }
 #endif

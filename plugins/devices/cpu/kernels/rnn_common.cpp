@@ -8,14 +8,6 @@ namespace loom::cpu::rnn {
 namespace {
 
 #if defined(__x86_64__) && defined(__GNUC__)
-bool cpu_has_avx512() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-  }();
-  return has;
-}
-
 LOOM_AVX512_WARNINGS_OFF
 // sdk::sigmoid_ps / tanh_ps over v, the tail masked (masked-off lanes are neither read nor
 // written).
@@ -172,7 +164,7 @@ RnnConfig parse_config(const KernelContext& ctx, int gates,
 
 void Activation::apply(float* v, size_t n) const {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if ((kind == kSigmoid || kind == kTanh) && cpu_has_avx512())
+  if ((kind == kSigmoid || kind == kTanh) && sdk::cpu_has_avx512())
     return apply_avx512(kind == kSigmoid, v, n);
 #endif
   apply_scalar(*this, v, n);
