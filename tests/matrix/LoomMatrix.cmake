@@ -146,6 +146,17 @@ function(loom_matrix_shipped out)
   set(${out} "${result}" PARENT_SCOPE)
 endfunction()
 
+# loom_matrix_cache_env(<name> <out>): the ENVIRONMENT of a test over combination <name>: the
+# device program/pipeline caches (OpenCL, Vulkan) in the build tree, one per combination, never
+# in the user's ~/.cache; PoCL's compiled kernels in the one cache of the build tree's tests.
+function(loom_matrix_cache_env name out)
+  set(env "XDG_CACHE_HOME=${LOOM_MATRIX_CACHE_ROOT}/${name}")
+  if(LOOM_TEST_POCL_CACHE_DIR)
+    list(APPEND env "POCL_CACHE_DIR=${LOOM_TEST_POCL_CACHE_DIR}")
+  endif()
+  set(${out} "${env}" PARENT_SCOPE)
+endfunction()
+
 # loom_matrix_add_conformance(<name> RUNNER <target> EXPECTED <file> ROOTS <dirs...>
 #                             [FILTER <regex>] [TIMEOUT <s>] [SUITE <suite>])
 # Registers conformance_<name> (conformance_<suite>_<name> with SUITE); FILTER replaces the combination's conformance scope. RUNNER is
@@ -184,11 +195,10 @@ function(loom_matrix_add_conformance name)
                      "loom-conformance ${write_command}, review every reason and re-run cmake")
     set_tests_properties(${test_name} PROPERTIES WILL_FAIL TRUE)
   endif()
-  # Device program/pipeline caches (OpenCL, Vulkan, PoCL) go to the build tree, one per
-  # combination, never to the user's ~/.cache.
+  loom_matrix_cache_env(${name} cache_env)
   set_tests_properties(${test_name} PROPERTIES
                        LABELS "conformance;${LABELS}" TIMEOUT ${ARG_TIMEOUT}
-                       ENVIRONMENT "XDG_CACHE_HOME=${LOOM_MATRIX_CACHE_ROOT}/${name}")
+                       ENVIRONMENT "${cache_env}")
   # Combinations that compile device programs fill their cache first (warm_device_cache.cmake),
   # once for all the suites run over the combination.
   if(DEVICES MATCHES "opencl|vulkan" AND TARGET infer-run AND TEST matrix_warm_cache_${name})
@@ -201,8 +211,7 @@ function(loom_matrix_add_conformance name)
                      -P "${_LOOM_MATRIX_DIR}/warm_device_cache.cmake")
     set_tests_properties(matrix_warm_cache_${name} PROPERTIES
                          LABELS "conformance;${LABELS}" TIMEOUT 600
-                         FIXTURES_SETUP matrix_cache_${name}
-                         ENVIRONMENT "XDG_CACHE_HOME=${LOOM_MATRIX_CACHE_ROOT}/${name}")
+                         FIXTURES_SETUP matrix_cache_${name} ENVIRONMENT "${cache_env}")
     set_tests_properties(${test_name} PROPERTIES FIXTURES_REQUIRED matrix_cache_${name})
   endif()
 endfunction()

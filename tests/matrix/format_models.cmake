@@ -51,8 +51,7 @@ foreach(format IN LISTS _loom_formats)
   foreach(combo IN LISTS _loom_combos)
     loom_matrix_check_args(${combo} combo_args)
     loom_matrix_get(${combo} LABELS combo_labels)
-    # Device program caches (OpenCL, Vulkan, PoCL) stay in the build tree, one per combination.
-    set(_loom_format_cache "${LOOM_MATRIX_CACHE_ROOT}/${combo}")
+    loom_matrix_cache_env(${combo} cache_env)
     add_test(NAME format_models_${format}_${combo}
              COMMAND "${_loom_format_python}" "${_loom_format_check}"
                      "${PROJECT_SOURCE_DIR}/tests/formats/${format}/models"
@@ -64,6 +63,6 @@ foreach(format IN LISTS _loom_formats)
     set_tests_properties(format_models_${format}_${combo} PROPERTIES
                          LABELS "models;matrix;${combo_labels}"
                          TIMEOUT 600 SKIP_RETURN_CODE 77
-                         ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;XDG_CACHE_HOME=${_loom_format_cache}")
+                         ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;${cache_env}")
   endforeach()
 endforeach()

@@ -35,6 +35,12 @@ def build_env():
     return env
 
 
+def debug_info_settings():
+    """LOOM_DEBUG_INFO of the build running the tests ($LOOM_TEST_WHEEL_DEBUG_INFO), if any."""
+    level = os.environ.get("LOOM_TEST_WHEEL_DEBUG_INFO")
+    return [f"--config-settings=cmake.define.LOOM_DEBUG_INFO={level}"] if level else []
+
+
 def build_wheel(dist_dir, build_dir):
     """Returns the path of the one wheel `pip wheel` wrote into dist_dir."""
     os.makedirs(dist_dir, exist_ok=True)
@@ -43,7 +49,8 @@ def build_wheel(dist_dir, build_dir):
     start = time.monotonic()
     p = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index",
-         "-w", dist_dir, os.path.join(REPO, "apps", "python"), f"--config-settings=build-dir={build_dir}"],
+         "-w", dist_dir, os.path.join(REPO, "apps", "python"), f"--config-settings=build-dir={build_dir}"]
+        + debug_info_settings(),
         env=build_env(), capture_output=True, text=True, timeout=3600,
     )
     print(f"pip wheel took {time.monotonic() - start:.0f} s")
