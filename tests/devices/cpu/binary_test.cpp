@@ -173,6 +173,42 @@ TEST(Pow, MixedBaseAndExponentTypes) {
   }
 }
 
+// Exponents of another type are widened (int64, uint64, double) before the power: each case
+// below would change if a widening were not exact.
+TEST(Pow, WidenedExponentsKeepTheirValues) {
+  {
+    // int8 exponents, negative ones included, against an int32 base (|base| == 1 cases).
+    KernelHarness h("Pow", 15);
+    h.input(make_filled<int32_t>({4}, {-1, -1, 1, 3}));
+    h.input(make_filled<int8_t>({4}, {-3, 4, -128, 5}));
+    EXPECT_EQ(values_of<int32_t>(h.run(1)[0]), (std::vector<int32_t>{-1, 1, 1, 243}));
+  }
+  {
+    // A uint64 exponent above INT64_MAX stays non-negative: 3^(2^63+1) wraps modulo 2^8.
+    KernelHarness h("Pow", 15);
+    h.input(make_filled<uint8_t>({2}, {3, 2}));
+    h.input(make_filled<uint64_t>({2}, {(uint64_t{1} << 63) + 1, 7}));
+    uint8_t expected = 1, base = 3;
+    for (uint64_t e = (uint64_t{1} << 63) + 1; e; e >>= 1, base = static_cast<uint8_t>(base * base))
+      if (e & 1u) expected = static_cast<uint8_t>(expected * base);
+    EXPECT_EQ(values_of<uint8_t>(h.run(1)[0]), (std::vector<uint8_t>{expected, 128}));
+  }
+  {
+    // float16 exponents against a float base, broadcast from a scalar.
+    KernelHarness h("Pow", 15);
+    h.input(make_filled<float>({3}, {4, 9, 2}));
+    h.input(make_filled<Half>({}, {Half(0.5f)}));
+    EXPECT_EQ(values_of<float>(h.run(1)[0]), (std::vector<float>{2, 3, std::sqrt(2.0f)}));
+  }
+  {
+    // An int32 exponent past float's 24-bit mantissa, against a double base.
+    KernelHarness h("Pow", 15);
+    h.input(make_filled<double>({1}, {-1.0}));
+    h.input(make_filled<int32_t>({1}, {16777217}));
+    EXPECT_EQ(values_of<double>(h.run(1)[0]), (std::vector<double>{-1.0}));
+  }
+}
+
 TEST(BitShift, ShiftsPastTheWidthGiveZero) {
   KernelHarness h("BitShift", 11);
   h.attr_string("direction", "LEFT");

@@ -4,7 +4,9 @@
 // divisor is reported as an error rather than crashing the process.
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "broadcast.hpp"
 
@@ -156,6 +158,43 @@ T pow_element(T x, E y) {
   }
 }
 
+// An exponent of another type than the base is widened to int64 (integers up to 32 bits and
+// int64), uint64 or double (every float type), so that Pow is compiled for each base type
+// against the same type and those three rather than against all twelve exponent types (the
+// pairs were most of this file's compile time, in every build). Each widening is exact and
+// pow_element reads the exponent only through its value, so no result changes.
+loom_tensor_t widen_exponent(const KernelContext& ctx, const loom_tensor_t& b,
+                             std::vector<uint64_t>& storage) {
+  loom_tensor_t wide = b;
+  const size_t n = static_cast<size_t>(sdk::element_count(b));
+  storage.resize(n);
+  wide.data = storage.data();
+  wide.byte_size = n * sizeof(uint64_t);
+  dispatch<kNumeric>(b.dtype, ctx, [&]<typename E>() {
+    const E* y = static_cast<const E*>(b.data);
+    if constexpr (std::is_same_v<E, uint64_t>) {
+      wide.dtype = LOOM_DTYPE_UINT64;
+      std::memcpy(storage.data(), y, n * sizeof(uint64_t));
+    } else if constexpr (std::is_integral_v<E>) {
+      wide.dtype = LOOM_DTYPE_INT64;
+      for (size_t i = 0; i < n; ++i) storage[i] = static_cast<uint64_t>(static_cast<int64_t>(y[i]));
+    } else {
+      wide.dtype = LOOM_DTYPE_FLOAT64;
+      for (size_t i = 0; i < n; ++i) {
+        const double v = convert<double>(y[i]);
+        std::memcpy(&storage[i], &v, sizeof v);
+      }
+    }
+  });
+  return wide;
+}
+
+template <typename T, typename E>
+void pow_apply(const KernelContext& ctx, const loom_tensor_t& a, const loom_tensor_t& b,
+               loom_tensor_t& out) {
+  broadcast_binary<T, E, T>(ctx, a, b, out, [](T x, E y) { return pow_element<T, E>(x, y); });
+}
+
 void pow_kernel(KernelContext& ctx) {
   const loom_tensor_t& a = ctx.required_input(0);
   const loom_tensor_t b = legacy_broadcast_view(ctx, a, ctx.required_input(1));
@@ -163,9 +202,12 @@ void pow_kernel(KernelContext& ctx) {
   std::vector<int64_t> shape = broadcast_shapes(ctx, {&a, &b});
   loom_tensor_t& out = ctx.allocate_output(0, a.dtype, shape);
   dispatch<kFloats | kSignedInts | kUnsignedInts>(a.dtype, ctx, [&]<typename T>() {
-    dispatch<kNumeric>(b.dtype, ctx, [&]<typename E>() {
-      broadcast_binary<T, E, T>(ctx, a, b, out, [](T x, E y) { return pow_element<T, E>(x, y); });
-    });
+    if (b.dtype == a.dtype) return pow_apply<T, T>(ctx, a, b, out);
+    std::vector<uint64_t> storage;
+    const loom_tensor_t wide = widen_exponent(ctx, b, storage);
+    if (wide.dtype == LOOM_DTYPE_INT64) return pow_apply<T, int64_t>(ctx, a, wide, out);
+    if (wide.dtype == LOOM_DTYPE_UINT64) return pow_apply<T, uint64_t>(ctx, a, wide, out);
+    pow_apply<T, double>(ctx, a, wide, out);
   });
 }
 

@@ -39,6 +39,20 @@ Tensor make_filled(std::vector<int64_t> dims, const std::vector<T>& values) {
     dtype = LOOM_DTYPE_INT8;
   else if constexpr (std::is_same_v<T, bool>)
     dtype = LOOM_DTYPE_BOOL;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    dtype = LOOM_DTYPE_INT16;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    dtype = LOOM_DTYPE_UINT16;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    dtype = LOOM_DTYPE_UINT32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    dtype = LOOM_DTYPE_UINT64;
+  else if constexpr (std::is_same_v<T, Half>)
+    dtype = LOOM_DTYPE_FLOAT16;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    dtype = LOOM_DTYPE_BFLOAT16;
+  else
+    static_assert(sizeof(T) == 0, "make_filled: no dtype for this element type");
   Tensor t = make_tensor(dtype, dims);
   if (values.size() != static_cast<size_t>(sdk::element_count(t.view)))
     throw std::runtime_error("make_filled: value count does not match the shape");
