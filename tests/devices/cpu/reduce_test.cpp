@@ -134,6 +134,52 @@ TEST(Reduce, LargeReductionsSplitOverThreadsGiveTheSerialResult) {
   }
 }
 
+// Narrow integers and bfloat16 are widened to their accumulator before they are folded: sums
+// wrap like the output type, products and norms use the full accumulator, NaN and the signed
+// minimum survive.
+TEST(Reduce, NarrowTypesReduceThroughTheirAccumulator) {
+  {
+    KernelHarness h("ReduceSum", 13);
+    h.input(make_filled<int8_t>({2, 2}, {100, -128, 100, -1}));
+    h.input(make_filled<int64_t>({1}, {0}));
+    h.attr_int("keepdims", 0);
+    // 200 wraps to -56 as int8; -129 wraps to 127.
+    EXPECT_EQ(values_of<int8_t>(h.run(1)[0]), (std::vector<int8_t>{-56, 127}));
+  }
+  {
+    KernelHarness h("ReduceMin", 18);
+    h.input(make_filled<int16_t>({3}, {5, -32768, 7}));
+    EXPECT_EQ(values_of<int16_t>(h.run(1)[0]), (std::vector<int16_t>{-32768}));
+  }
+  {
+    KernelHarness h("ReduceProd", 18);
+    h.input(make_filled<uint32_t>({3}, {65536, 65536, 3}));
+    // 2^32 * 3 wraps to 0 as uint32, however it is accumulated.
+    EXPECT_EQ(values_of<uint32_t>(h.run(1)[0]), (std::vector<uint32_t>{0}));
+  }
+  {
+    KernelHarness h("ReduceSumSquare", 18);
+    h.input(make_filled<uint16_t>({2}, {300, 400}));
+    // 250000 wraps modulo 2^16.
+    EXPECT_EQ(values_of<uint16_t>(h.run(1)[0]),
+              (std::vector<uint16_t>{static_cast<uint16_t>(250000)}));
+  }
+  {
+    KernelHarness h("ReduceMax", 18);
+    h.input(make_filled<BFloat16>({3}, {BFloat16(1.5f), BFloat16(std::nanf("")), BFloat16(2.0f)}));
+    EXPECT_TRUE(std::isnan(static_cast<float>(values_of<BFloat16>(h.run(1)[0])[0])));
+  }
+  {
+    KernelHarness h("ReduceMean", 18);
+    h.input(make_filled<BFloat16>({2, 2}, {BFloat16(1), BFloat16(2), BFloat16(3), BFloat16(5)}));
+    h.input(make_filled<int64_t>({1}, {1}));
+    std::vector<BFloat16> mean = values_of<BFloat16>(h.run(1)[0]);
+    ASSERT_EQ(mean.size(), 2u);
+    EXPECT_EQ(static_cast<float>(mean[0]), 1.5f);
+    EXPECT_EQ(static_cast<float>(mean[1]), 4.0f);
+  }
+}
+
 TEST(Reduce, RepeatedOrOutOfRangeAxisIsAnError) {
   KernelHarness h("ReduceSum", 11);
   h.attr_ints("axes", {3});
