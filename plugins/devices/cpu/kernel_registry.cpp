@@ -2,8 +2,14 @@
 #include <cstring>
 
 #include "kernel.hpp"
+#include "types.hpp"
 
 namespace loom::cpu {
+
+void fail_unsupported_dtype(const std::string& what, loom_dtype_t dtype) {
+  sdk::fail(LOOM_ERROR_UNSUPPORTED,
+            what + ": element type " + sdk::dtype_name(dtype) + " is not supported");
+}
 
 KernelRegistry& KernelRegistry::instance() {
   static KernelRegistry registry;

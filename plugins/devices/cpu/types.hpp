@@ -120,6 +120,10 @@ enum DTypeGroup : unsigned {
   kAll = kNumeric | kBool | kString,
 };
 
+// Throws LOOM_ERROR_UNSUPPORTED: "<what>: element type <dtype> is not supported". Out of line:
+// every instantiation of dispatch ends in it (kernel_registry.cpp).
+[[noreturn]] void fail_unsupported_dtype(const std::string& what, loom_dtype_t dtype);
+
 template <typename What>
 std::string what_text(const What& what) {
   if constexpr (requires { what.where(); })
@@ -155,8 +159,7 @@ decltype(auto) dispatch(loom_dtype_t dtype, const What& what, Fn&& fn) {
     default:
       break;
   }
-  sdk::fail(LOOM_ERROR_UNSUPPORTED,
-            what_text(what) + ": element type " + sdk::dtype_name(dtype) + " is not supported");
+  fail_unsupported_dtype(what_text(what), dtype);
 }
 
 }  // namespace loom::cpu
