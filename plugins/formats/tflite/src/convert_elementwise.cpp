@@ -3,20 +3,12 @@
 // LEAKY_RELU EXP, and SOFTMAX. All work in whichever layout their input already has.
 #include <loom/plugin.hpp>
 
+#include "convert_support.hpp"
 #include "op_codes.hpp"
 #include "schema_access.hpp"
 
 namespace loom::tflite {
 namespace {
-
-// Whether an operator can compute on its operands' stored values as they are: no quantized
-// operand and the output of the same type (float32, or plain integers).
-bool plain(std::initializer_list<const TensorView*> inputs, const TensorView& y) {
-  if (y.quantized) return false;
-  for (const TensorView* t : inputs)
-    if (t->quantized || t->dtype != y.dtype) return false;
-  return true;
-}
 
 // An operator with more operands than it takes is malformed (a missing one is reported by
 // Converter::input as "input i is missing").

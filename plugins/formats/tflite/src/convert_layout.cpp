@@ -1,6 +1,7 @@
 // Data-movement operators: SPLIT, SPLIT_V, PACK, UNPACK, GATHER_ND, MIRROR_PAD, TILE,
 // EXPAND_DIMS, SLICE, BROADCAST_TO, SPACE_TO_DEPTH, DEPTH_TO_SPACE, SPACE_TO_BATCH_ND,
-// BATCH_TO_SPACE_ND, SHAPE, FILL, RANGE, REVERSE_V2, TOP_K_V2, ONE_HOT.
+// BATCH_TO_SPACE_ND, REVERSE_V2, TOP_K_V2 (SHAPE, FILL, RANGE and ONE_HOT, which make new
+// values, are in convert_generate.cpp).
 //
 // They move values without computing on them, so quantized tensors are moved as stored when
 // input and output share the quantization. When only the scale or zero point differs, the
@@ -19,111 +20,12 @@
 #include <loom/plugin.hpp>
 #include <numeric>
 
+#include "convert_support.hpp"
 #include "op_codes.hpp"
 #include "schema_access.hpp"
 
 namespace loom::tflite {
 namespace {
-
-constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
-constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
-
-bool same_quantization(const TensorView& a, const TensorView& b) {
-  return a.dtype == b.dtype && a.quantized == b.quantized && a.quant.scales == b.quant.scales &&
-         a.quant.zero_points == b.quant.zero_points;
-}
-
-int64_t normalized_axis(const Converter& c, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    c.invalid("axis " + std::to_string(axis) + " is outside rank " + std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
-// The ONNX axis of TFLite axis `d` of a tensor held in `layout`.
-int64_t onnx_axis(Layout layout, int64_t d) {
-  return layout == Layout::kNchw ? nchw_axis(d) : d;
-}
-
-// The layout a layout-agnostic operator on rank-4 `x` works in.
-Layout agnostic_layout(const Converter& c, const TensorView& x) {
-  return x.rank() == 4 ? c.preferred_layout({&x}) : Layout::kNative;
-}
-
-// A constant holding a single scalar, checked.
-int64_t constant_scalar(const Converter& c, const TensorView& t, const std::string& what) {
-  const std::vector<int64_t> v = c.constant_ints(t);
-  if (v.size() != 1) c.invalid(what + " must have one element, not " + std::to_string(v.size()));
-  return v[0];
-}
-
-// Refuses a constant shape (or shape x multiples) whose result would exceed the element limit:
-// a hostile file must not make the runtime allocate without bound.
-void check_elements(const Converter& c, const std::vector<int64_t>& dims) {
-  int64_t count = 1;
-  for (int64_t d : dims) {
-    if (d < 0 || d > kMaxDim) c.invalid("dimension " + std::to_string(d) + " is out of range");
-    if (d != 0 && count > kMaxTensorElements / d)
-      c.invalid("the result would have more than 2^31 elements");
-    count *= d;
-  }
-  if (count > kMaxTensorElements) c.invalid("the result would have more than 2^31 elements");
-}
-
-bool static_shape(const TensorView& t) {
-  return std::all_of(t.shape.begin(), t.shape.end(), [](int64_t d) { return d >= 0; });
-}
-
-// Moves values between one input and the outputs: stored values when every output has the
-// input's type and quantization, else float values that finish() quantizes.
-struct Mover {
-  Converter& c;
-  bool direct;
-  std::string in(const TensorView& t, Layout layout) const {
-    return direct ? c.value(t, layout) : c.float_value(t, layout);
-  }
-  std::string out(const TensorView& t, Layout layout) const {
-    return direct ? c.define(t, layout) : c.float_output(t, layout);
-  }
-  void finish(const TensorView& t, Layout layout, const std::string& produced) const {
-    if (!direct) c.finish_output(t, layout, produced);
-  }
-};
-
-// How an operator treats a change of quantization: kCopy moves the stored values regardless
-// (TFLite's kernel copies them), kRequantize dequantizes and requantizes.
-enum class Requant { kCopy, kRequantize };
-
-bool same_storage(const TensorView& a, const TensorView& b) {
-  return a.dtype == b.dtype && a.quantized == b.quantized && !a.quant.per_channel() &&
-         !b.quant.per_channel();
-}
-
-Mover mover(Converter& c, std::initializer_list<const TensorView*> inputs,
-            const std::vector<const TensorView*>& outputs, Requant policy) {
-  bool direct = true;
-  for (const TensorView* x : inputs)
-    for (const TensorView* y : outputs)
-      direct = direct &&
-               (same_quantization(*x, *y) || (policy == Requant::kCopy && same_storage(*x, *y)));
-  return {c, direct};
-}
-
-std::vector<const TensorView*> all_outputs(const Converter& c) {
-  std::vector<const TensorView*> outputs;
-  for (size_t i = 0; i < c.op().outputs.size(); ++i) outputs.push_back(&c.output(i));
-  if (outputs.empty()) c.invalid("the operator has no outputs");
-  return outputs;
-}
-
-// An int64 version of a shape-like operand: a constant, or a Cast of a run-time value.
-std::string int64_operand(Converter& c, const TensorView& t, const std::string& base) {
-  if (t.is_constant()) return c.constant_i64(base, c.constant_ints(t), t.shape);
-  if (t.dtype != LOOM_DTYPE_INT32 && t.dtype != LOOM_DTYPE_INT64)
-    c.invalid("tensor '" + t.name + "' must be int32 or int64, not " + sdk::dtype_name(t.dtype));
-  const std::string name = c.fresh(t.name + "/i64");
-  c.emit("Cast", {c.value(t, Layout::kNative)}, {name}, {Attr::Int("to", LOOM_DTYPE_INT64)});
-  return name;
-}
 
 // Emits Split of `x` along TFLite axis `axis` into `sizes`, in the layout of the input.
 void emit_split(Converter& c, const TensorView& x, int64_t axis,
@@ -588,87 +490,6 @@ void convert_space_batch(Converter& c, bool to_batch) {
   m.finish(y, layout, out);
 }
 
-void convert_shape_op(Converter& c) {
-  const TensorView& x = c.input(0);
-  const TensorView& y = c.output();
-  if (y.dtype != LOOM_DTYPE_INT32 && y.dtype != LOOM_DTYPE_INT64)
-    c.invalid("the output must be int32 or int64, not " + std::string(sdk::dtype_name(y.dtype)));
-  // The shape of an nchw-only value, permuted back, spares a Transpose.
-  const bool nchw = c.preferred_layout({&x}) == Layout::kNchw;
-  const std::string shape = c.fresh(y.name + "/shape");
-  c.emit("Shape", {c.value(x, nchw ? Layout::kNchw : Layout::kNative)}, {shape});
-  std::string native = shape;
-  if (nchw) {
-    native = c.fresh(y.name + "/nhwc");
-    c.emit("Gather", {shape, c.constant_i64("nhwc_order", {0, 2, 3, 1})}, {native},
-           {Attr::Int("axis", 0)});
-  }
-  if (y.dtype == LOOM_DTYPE_INT64)
-    c.emit("Identity", {native}, {c.define(y, Layout::kNative)});
-  else
-    c.emit("Cast", {native}, {c.define(y, Layout::kNative)}, {Attr::Int("to", LOOM_DTYPE_INT32)});
-}
-
-void convert_fill(Converter& c) {
-  const TensorView& dims = c.input(0);
-  const TensorView& value = c.input(1);
-  const TensorView& y = c.output();
-  if (dims.rank() != 1) c.invalid("dims must be a vector");
-  if (value.rank() != 0 && !(value.rank() == 1 && value.shape[0] == 1))
-    c.invalid("the fill value must be a scalar");
-  if (dims.is_constant()) check_elements(c, c.constant_ints(dims));
-  const Mover m = mover(c, {&value}, {&y}, Requant::kRequantize);
-  const std::string out = m.out(y, Layout::kNative);
-  c.emit("Expand", {m.in(value, Layout::kNative), int64_operand(c, dims, "fill_shape")}, {out});
-  m.finish(y, Layout::kNative, out);
-}
-
-void convert_range(Converter& c) {
-  const TensorView& y = c.output();
-  std::vector<std::string> inputs;
-  for (size_t i = 0; i < 3; ++i) {
-    const TensorView& t = c.input(i);
-    if (t.dtype != y.dtype)
-      c.invalid("start, limit and delta must have the output's type " +
-                std::string(sdk::dtype_name(y.dtype)));
-    if (t.rank() != 0 && !(t.rank() == 1 && t.shape[0] == 1))
-      c.invalid("start, limit and delta must be scalars");
-    if (t.quantized) c.unsupported("a quantized RANGE");
-    std::string v = c.value(t, Layout::kNative);
-    if (t.rank() == 1) {
-      const std::string scalar = c.fresh(t.name + "/scalar");
-      c.emit("Squeeze", {v, c.constant_i64("axes", {0})}, {scalar});
-      v = scalar;
-    }
-    inputs.push_back(v);
-  }
-  if (y.dtype != LOOM_DTYPE_INT32 && y.dtype != LOOM_DTYPE_INT64 && y.dtype != LOOM_DTYPE_FLOAT32)
-    c.unsupported("RANGE of " + std::string(sdk::dtype_name(y.dtype)));
-  const TensorView& delta = c.input(2);
-  if (delta.is_constant()) {
-    bool zero = false;
-    if (delta.dtype == LOOM_DTYPE_FLOAT32)
-      zero = c.dequantized_data(delta)[0] == 0.f;
-    else
-      zero = c.constant_ints(delta)[0] == 0;
-    if (zero) c.invalid("delta is 0");
-    if (c.input(0).is_constant() && c.input(1).is_constant()) {
-      // Constant bounds: the length must be valid and bounded (TensorFlow's own checks).
-      auto scalar = [&](const TensorView& t) {
-        return t.dtype == LOOM_DTYPE_FLOAT32 ? static_cast<double>(c.dequantized_data(t)[0])
-                                             : static_cast<double>(c.constant_ints(t)[0]);
-      };
-      const double start = scalar(c.input(0)), limit = scalar(c.input(1)), step = scalar(delta);
-      if ((step > 0 && start > limit) || (step < 0 && start < limit))
-        c.invalid("start, limit and delta give a negative length");
-      const double length = std::ceil(std::abs((limit - start) / step));
-      if (!(length <= static_cast<double>(kMaxTensorElements)))
-        c.invalid("the range would have more than 2^31 elements");
-    }
-  }
-  c.emit("Range", inputs, {c.define(y, Layout::kNative)});
-}
-
 void convert_reverse(Converter& c) {
   const TensorView& x = c.input(0);
   const TensorView& y = c.output();
@@ -727,43 +548,6 @@ void convert_top_k(Converter& c) {
            {Attr::Int("to", LOOM_DTYPE_INT32)});
 }
 
-void convert_one_hot(Converter& c) {
-  const TensorView& indices = c.input(0);
-  const TensorView& depth = c.input(1);
-  const TensorView& on = c.input(2);
-  const TensorView& off = c.input(3);
-  const TensorView& y = c.output();
-  const auto* o = options_of<fb::OneHotOptions>(c);
-  int64_t axis = o ? o->axis() : -1;
-  if (axis < -1 || axis > indices.rank())
-    c.invalid("axis " + std::to_string(axis) + " is outside [-1, " +
-              std::to_string(indices.rank()) + "]");
-  if (on.dtype != y.dtype || off.dtype != y.dtype)
-    c.invalid("on_value and off_value must have the output's type");
-  if (on.quantized || off.quantized) {
-    if (!same_quantization(on, y) || !same_quantization(off, y))
-      c.unsupported("quantized on/off values with a quantization other than the output's");
-  }
-  if (on.rank() > 1 || off.rank() > 1 || depth.rank() > 1)
-    c.invalid("depth, on_value and off_value must be scalars");
-  if (depth.is_constant()) {
-    std::vector<int64_t> result = indices.shape;
-    result.push_back(constant_scalar(c, depth, "depth"));
-    check_elements(c, result);
-  }
-  // ONNX takes [off, on] as one 2-element tensor.
-  const std::string shape1 = c.constant_i64("shape", {1});
-  std::vector<std::string> pair;
-  for (const TensorView* t : {&off, &on}) {
-    pair.push_back(c.fresh(t->name + "/vector"));
-    c.emit("Reshape", {c.value(*t, Layout::kNative), shape1}, {pair.back()});
-  }
-  const std::string values = c.fresh(y.name + "/values");
-  c.emit("Concat", pair, {values}, {Attr::Int("axis", 0)});
-  c.emit("OneHot", {c.value(indices, Layout::kNative), c.value(depth, Layout::kNative), values},
-         {c.define(y, Layout::kNative)}, {Attr::Int("axis", axis)});
-}
-
 }  // namespace
 
 bool convert_layout(Converter& c, int32_t code) {
@@ -810,23 +594,11 @@ bool convert_layout(Converter& c, int32_t code) {
     case BuiltinOp::kBatchToSpaceNd:
       convert_space_batch(c, false);
       return true;
-    case BuiltinOp::kShape:
-      convert_shape_op(c);
-      return true;
-    case BuiltinOp::kFill:
-      convert_fill(c);
-      return true;
-    case BuiltinOp::kRange:
-      convert_range(c);
-      return true;
     case BuiltinOp::kReverseV2:
       convert_reverse(c);
       return true;
     case BuiltinOp::kTopkV2:
       convert_top_k(c);
-      return true;
-    case BuiltinOp::kOneHot:
-      convert_one_hot(c);
       return true;
     default:
       return false;

@@ -6,30 +6,12 @@
 #include <limits>
 #include <loom/plugin.hpp>
 
+#include "convert_support.hpp"
 #include "op_codes.hpp"
 #include "schema_access.hpp"
 
 namespace loom::tflite {
 namespace {
-
-bool same_quantization(const TensorView& a, const TensorView& b) {
-  return a.dtype == b.dtype && a.quantized == b.quantized && a.quant.scales == b.quant.scales &&
-         a.quant.zero_points == b.quant.zero_points;
-}
-
-// Same stored type, per-tensor quantized or not at all: TFLite's GATHER, STRIDED_SLICE and PAD
-// kernels then copy the stored values even when the scale or zero point changes (checked
-// against the reference interpreter), and so does Loom.
-bool same_storage(const TensorView& a, const TensorView& b) {
-  return a.dtype == b.dtype && a.quantized == b.quantized && !a.quant.per_channel() &&
-         !b.quant.per_channel();
-}
-
-int64_t normalized_axis(const Converter& c, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    c.invalid("axis " + std::to_string(axis) + " is outside rank " + std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
-}
 
 void convert_concat(Converter& c) {
   const TensorView& y = c.output();

@@ -105,8 +105,9 @@ void Converter::convert_operator(const OperatorView& op) {
   }
   const int32_t code = op.builtin_code;
   if (convert_conv_pool(*this, code) || convert_elementwise(*this, code) ||
-      convert_math(*this, code) || convert_matmul(*this, code) || convert_quantize(*this, code) ||
-      convert_shape(*this, code) || convert_layout(*this, code) || convert_recurrent(*this, code))
+      convert_math(*this, code) || convert_reduce(*this, code) || convert_matmul(*this, code) ||
+      convert_quantize(*this, code) || convert_shape(*this, code) || convert_layout(*this, code) ||
+      convert_generate(*this, code) || convert_recurrent(*this, code))
     return;
   sdk::fail(LOOM_ERROR_UNSUPPORTED, "tflite: " + where() +
                                         ": the operator is not supported by Loom's tflite plugin "
@@ -171,8 +172,8 @@ void Converter::emit(const std::string& op_type, const std::vector<std::string>&
       fresh(current_ ? "op" + std::to_string(current_->index) + ":" + op_type : op_type);
   if (!domain.empty()) sdk::check(api_.set_opset(builder_, domain.c_str(), 1));
   loom_node_builder_t* node = nullptr;
-  sdk::check(api_.add_node(builder_, node_name.c_str(), op_type.c_str(), domain.c_str(),
-                           in.size(), in.data(), out.size(), out.data(), &node));
+  sdk::check(api_.add_node(builder_, node_name.c_str(), op_type.c_str(), domain.c_str(), in.size(),
+                           in.data(), out.size(), out.data(), &node));
   for (const Attr& a : attrs) {
     switch (a.kind) {
       case Attr::kInt:

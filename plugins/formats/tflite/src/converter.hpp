@@ -143,11 +143,13 @@ class Converter {
 // its own.
 bool convert_conv_pool(Converter& c, int32_t code);    // convolutions, pools, resize
 bool convert_elementwise(Converter& c, int32_t code);  // binary arithmetic, activations
-bool convert_math(Converter& c, int32_t code);  // unary math, comparisons, reductions, norms
-bool convert_matmul(Converter& c, int32_t code);   // FULLY_CONNECTED, BATCH_MATMUL
+bool convert_math(Converter& c, int32_t code);         // unary and binary math, comparisons
+bool convert_reduce(Converter& c, int32_t code);       // reductions, arg max/min, norms
+bool convert_matmul(Converter& c, int32_t code);       // FULLY_CONNECTED, BATCH_MATMUL
 bool convert_quantize(Converter& c, int32_t code);
-bool convert_shape(Converter& c, int32_t code);   // reshape, transpose, gather, slice, pad
-bool convert_layout(Converter& c, int32_t code);  // split, pack, tile, depth/space moves
+bool convert_shape(Converter& c, int32_t code);      // reshape, transpose, gather, slice, pad
+bool convert_layout(Converter& c, int32_t code);     // split, pack, tile, depth/space moves
+bool convert_generate(Converter& c, int32_t code);   // shape, fill, range, one-hot
 bool convert_recurrent(Converter& c, int32_t code);  // sequence LSTM/RNN
 // A custom operator (op().custom): a node tflite.custom::<custom code> for the op-kernel
 // plugins (tensors in native layout, option bytes as the INTS attribute custom_options).
