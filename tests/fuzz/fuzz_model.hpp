@@ -69,7 +69,7 @@ bool coin(FDP& f, uint8_t one_in = 2);
 void body_io(onnx::ValueInfoProto* vi, const std::string& name, loom_dtype_t dtype,
              const Dims* dims);
 
-// ---- op templates (fuzz_templates.cpp) ----
+// ---- op templates (fuzz_templates.cpp, fuzz_templates_control_flow.cpp) ----
 // Each adds its node(s) reading the tensors it makes and returns the names of its outputs.
 using Outputs = std::vector<std::string>;
 struct Template {
@@ -78,6 +78,11 @@ struct Template {
 };
 extern const Template kTemplates[];
 extern const size_t kNumTemplates;
+// The control-flow templates (fuzz_templates_control_flow.cpp), in kTemplates like the others.
+Outputs t_loop(Case& c, FDP& f);
+Outputs t_sequence_loop(Case& c, FDP& f);
+Outputs t_scan(Case& c, FDP& f);
+Outputs t_if(Case& c, FDP& f);
 // A second node reading the first output, sometimes: what a device does with a tensor whose
 // shape came from the data (a chain of data-dependent shapes).
 void maybe_follow(Case& c, FDP& f, Outputs& outs);
