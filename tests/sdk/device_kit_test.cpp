@@ -69,6 +69,26 @@ TEST(OptionReader, ReadsDeclaredKeysAndRefusesTheRest) {
   kit::OptionReader("gpu").ignore("threads", "N").read("threads=anything");
 }
 
+TEST(OptionReader, SubsetsAreListsOfDistinctItemsOrNone) {
+  std::vector<std::string> keep{"a", "b"};
+  auto reader = [&] { return kit::OptionReader("gpu").subset("keep", {"a", "b", "c"}, &keep); };
+  reader().read("keep=c,a");
+  EXPECT_EQ(keep, (std::vector<std::string>{"c", "a"}));
+  reader().read("gpu.keep=none");
+  EXPECT_TRUE(keep.empty());
+  reader().read("keep=b");
+  EXPECT_EQ(keep, (std::vector<std::string>{"b"}));
+  for (const char* bad : {"keep=", "keep=d", "keep=a,a", "keep=a,", "keep=none,a", "keep=A"}) {
+    loom_status_code_t code = LOOM_OK;
+    std::string e = error_of([&] { reader().read(bad); }, &code);
+    EXPECT_EQ(code, LOOM_ERROR_INVALID_ARGUMENT) << bad;
+    EXPECT_NE(e.find("is not none or a list of distinct items from a,b,c"), std::string::npos) << e;
+    EXPECT_EQ(keep, (std::vector<std::string>{"b"})) << bad;  // unchanged
+  }
+  std::string e = error_of([&] { reader().read("colour=red"); });
+  EXPECT_NE(e.find("keep=none|a,b,c"), std::string::npos) << e;
+}
+
 TEST(PickInstance, FirstUsableOrTheOneAskedFor) {
   std::vector<kit::InstanceInfo> listed = {{"gpu:0", "old", "driver too old", 0},
                                            {"gpu:1", "new", "", 0}};

@@ -102,7 +102,25 @@ Builder::Builder(IrGraph& graph, const DeviceOptions& options, dnnl::engine engi
 }
 
 dt Builder::compute_type() const {
-  return program_->options.bf16 ? dt::bf16 : dt::f32;
+  if (!program_->options.bf16) return dt::f32;
+  const bool f32 = current_node_ >= 0 &&
+                   static_cast<size_t>(current_node_) < precision_.f32_nodes.size() &&
+                   precision_.f32_nodes[static_cast<size_t>(current_node_)];
+  return f32 ? dt::f32 : dt::bf16;
+}
+
+bool Builder::keeps_f32(int value) const {
+  const size_t v = static_cast<size_t>(value);
+  return g_.value(value).graph_output ||
+         (program_->options.bf16 && v < precision_.f32_values.size() && precision_.f32_values[v]);
+}
+
+dt Builder::input_type(int value) {
+  const size_t n = static_cast<size_t>(current_node_);
+  if (program_->options.bf16 && current_node_ >= 0 && n < precision_.f32_nodes.size() &&
+      precision_.f32_nodes[n])
+    return dt::f32;
+  return md_of(value).data_type();
 }
 
 int Builder::new_slot(const dnnl::memory::desc& md, SlotKind kind, int root) {
@@ -548,6 +566,7 @@ std::unique_ptr<Program> Builder::build() {
       blocked_convolutions_ = blocked_convolutions_ || depthwise_2d(g_, n) ||
                               (program_->options.winograd != DeviceOptions::Winograd::kOff &&
                                winograd_candidate(g_, n));
+  if (program_->options.bf16) precision_ = plan_precision(g_, program_->options.bf16_keep);
   // Emission order: node order, a deferred node (IrNode::emit_after) right after its node
   // (which may be deferred itself).
   std::vector<int> order;

@@ -22,12 +22,15 @@
 
 #include "host_blocks.hpp"
 #include "ir.hpp"
+#include "precision.hpp"
 
 namespace loom::onednn {
 
 struct DeviceOptions {
   int threads = 1;
   bool bf16 = false;  // run conv/matmul (and what follows them) in bfloat16
+  // Under bf16, what keeps f32 (precision.hpp; option bf16_f32).
+  Bf16Keep bf16_keep;
   // 3x3 stride-1 convolutions: "auto" takes oneDNN's Winograd where it has a JIT one and the
   // layer is wide (>= 64 channels in and out: 1.5-3x faster than direct on AVX-512 in
   // ResNet's layers), "tune" times both once at compile (results then depend on the timing),
@@ -257,8 +260,16 @@ class Builder {
   // True when a residual may be overwritten in place by the node at `node` (sum post-op).
   bool residual_is_dead_after(int residual, int node, int add_node);
 
-  // Compute data type of heavy ops under the precision option.
+  // Compute data type of the node being emitted (a convolution or matrix product) under the
+  // precision option and its bf16 plan (precision.hpp).
   dnnl::memory::data_type compute_type() const;
+  // True when `value` is to be written in f32 whatever the compute type: a graph output (no
+  // second rounding of what the caller reads) or a value the bf16 plan keeps in f32.
+  bool keeps_f32(int value) const;
+  // The data type in which the node being emitted, an op that computes in its input's type
+  // (normalizations, softmax, elementwise), reads `value`: f32 where the bf16 plan keeps the
+  // node in f32, else the type `value` has now.
+  dnnl::memory::data_type input_type(int value);
   // True when 2D convolutions should share a channel-blocked layout (see Builder::build()).
   bool blocked_convolutions() const { return blocked_convolutions_; }
   // Channels per block of that layout: 16 (nChw16c) where oneDNN has AVX-512 kernels, 8
@@ -300,6 +311,7 @@ class Builder {
   std::vector<std::pair<int, int>> converted_;  // (value, slot) pairs made by as()
   std::vector<bool> device_step_;               // per step: added by add_device_step
   int current_node_ = -1;
+  PrecisionPlan precision_;  // empty unless options.bf16
   // Each node's index in emission order: node order, except that a node with an emit_after
   // follows that node (build()).
   std::vector<int> position_;

@@ -299,7 +299,12 @@ void emit_attention(Builder& b, int node) {
   }
   std::vector<std::pair<int, int>> args;
   auto input = [&](size_t i, int arg) {
-    if (g.in(n, i) >= 0) args.emplace_back(arg, b.as_plain(n.inputs[i]));
+    if (g.in(n, i) < 0) return;
+    // The kernel reads float tensors as f32 (a bf16 product's result is converted once); a
+    // boolean mask keeps its type.
+    dnnl::memory::data_type type = b.md_of(n.inputs[i]).data_type();
+    if (type == dnnl::memory::data_type::bf16) type = dnnl::memory::data_type::f32;
+    args.emplace_back(arg, b.as_plain(n.inputs[i], type));
   };
   input(0, kArgQ);
   input(1, kArgK);

@@ -160,11 +160,12 @@ void emit_convolution(Builder& b, int node) {
   bool has_bias = bias >= 0 || !n.folded_bias.empty();
 
   std::vector<FusionCandidate> cands = b.fusion_candidates(node, y);
-  // A result read outside the subgraph stays f32 under bf16 (no second rounding).
+  // A result read outside the subgraph stays f32 under bf16 (no second rounding), as does one
+  // the bf16 plan keeps in f32 (precision.hpp).
   dt dst_type = ct;
   for (const FusionCandidate& c : cands)
-    if (c.out_value >= 0 && g.value(c.out_value).graph_output) dst_type = dt::f32;
-  if (g.value(y).graph_output) dst_type = dt::f32;
+    if (c.out_value >= 0 && b.keeps_f32(c.out_value)) dst_type = dt::f32;
+  if (b.keeps_f32(y)) dst_type = dt::f32;
   // The buffer a residual Add (sum post-op) accumulates into: the residual's own, or, when
   // this convolution computes in another channel-blocked layout and an earlier reader of the
   // residual (the block's first convolution) already reordered it to that layout, the copy:
@@ -356,14 +357,16 @@ void emit_deconvolution(Builder& b, int node) {
     wdims.erase(wdims.begin());
     wstrides.erase(wstrides.begin());
   }
+  // A result kept in f32 (a graph output, or the bf16 plan's) is written in f32.
+  const dt dst_type = b.keeps_f32(y) ? dt::f32 : ct;
   dnnl::memory::desc src_any(xd, ct, tag::any), w_any(wdims, ct, tag::any),
-      dst_any(yd, ct, tag::any);
+      dst_any(yd, dst_type, tag::any);
   // Fewer output channels than one channel block: oneDNN 2.6's blocked jit deconvolution pads
   // them to a block and ran DBNet's last ConvTranspose (16 -> 1 channel, 2x2 stride 2, 320x320
   // -> 640x640) in 25 ms; on plain tensors it takes its gemm implementation, 8.5 ms (AVX2).
   if (mg * G < 8) {
     src_any = dnnl::memory::desc(xd, ct, dnnl::memory::dims(row_major_strides(xd)));
-    dst_any = dnnl::memory::desc(yd, ct, dnnl::memory::dims(row_major_strides(yd)));
+    dst_any = dnnl::memory::desc(yd, dst_type, dnnl::memory::dims(row_major_strides(yd)));
   }
   dnnl::memory::desc bias_md({mg * G}, dt::f32, tag::a);
   std::vector<FusionCandidate> cands = b.fusion_candidates(node, y);

@@ -275,9 +275,16 @@ void emit_binary(Builder& b, int node) {
       if (g.value(lhs).dims != out_dims)
         sdk::fail(LOOM_ERROR_UNSUPPORTED, "onednn: " + op + " broadcasts its first operand");
       src0 = b.slot_of(lhs);
+      // A sum the bf16 plan keeps in f32 (a residual connection, precision.hpp): the operand
+      // in its own layout, converted to f32.
+      if (b.slot_md(src0).data_type() != b.input_type(lhs)) {
+        dnnl::memory::desc f32_md = b.slot_md(src0);
+        f32_md.data.data_type = static_cast<dnnl_data_type_t>(b.input_type(lhs));
+        src0 = b.as(lhs, f32_md);
+      }
     }
     const IrValue& r = g.value(rhs);
-    const dt rhs_type = b.md_of(rhs).data_type();
+    const dt rhs_type = b.input_type(rhs);
     const bool broadcast = r.dims != out_dims;
     const dnnl::memory::dims rhs_dims = broadcast
                                             ? pad_rank(r.dims, out_dims.size())
@@ -294,7 +301,7 @@ void emit_binary(Builder& b, int node) {
     };
     dnnl::memory::desc md0 = b.slot_md(src0);
     if (acc < 0 && is_plain(md0)) {
-      src0 = b.as_plain(lhs);  // the canonical row-major form (Builder::as)
+      src0 = b.as_plain(lhs, md0.data_type());  // the canonical row-major form (Builder::as)
       md0 = b.slot_md(src0);
     }
     const dnnl::memory::desc plain1 = plain_md(rhs_dims, rhs_type);
@@ -304,7 +311,7 @@ void emit_binary(Builder& b, int node) {
         emit_collapsed_binary(b, node, lhs, rhs, describe, c, fused))
       return;
     if (choice.plain0) {
-      src0 = b.as_plain(lhs);
+      src0 = b.as_plain(lhs, md0.data_type());
       md0 = b.slot_md(src0);
     }
     if (!broadcast) {
@@ -314,7 +321,7 @@ void emit_binary(Builder& b, int node) {
     } else {
       // Plain bytes viewed with the rank padded by leading ones, reordered when the chosen
       // layout is blocked.
-      int plain = b.as_plain(rhs);
+      int plain = b.as_plain(rhs, rhs_type);
       src1 = b.view(plain, plain1);
       if (choice.md1 != plain1) {
         int blocked = b.define(-1, choice.md1);

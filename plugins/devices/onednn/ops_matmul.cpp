@@ -179,10 +179,11 @@ void emit_plan(Builder& bld, int node, MatmulPlan& p) {
   bias_dims[rank - 1] = nn;
   dnnl::memory::desc bias_md = plain_md(bias_dims, dt::f32);
 
-  // A result read outside the subgraph stays f32 under bf16 (no second rounding).
-  dt dst_type = g.value(p.y).graph_output ? dt::f32 : ct;
+  // A result read outside the subgraph stays f32 under bf16 (no second rounding), as does one
+  // the bf16 plan keeps in f32 (precision.hpp).
+  dt dst_type = bld.keeps_f32(p.y) ? dt::f32 : ct;
   for (const FusionCandidate& c : p.cands)
-    if (c.out_value >= 0 && g.value(c.out_value).graph_output) dst_type = dt::f32;
+    if (c.out_value >= 0 && bld.keeps_f32(c.out_value)) dst_type = dt::f32;
   std::vector<std::pair<int, int>> post_args;
   // A result read only by a Transpose (attention's [b, h, t, d] -> [b, t, h, d] before the
   // output projection) is written straight into the Transpose's output through a permuted

@@ -27,6 +27,10 @@ void emit_batch_norm(Builder& b, int node) {
   int64_t c = g.value(x).dims[1];
   int src = b.slot_of(x);
   dnnl::memory::desc md = b.slot_md(src);
+  if (md.data_type() != b.input_type(x)) {  // the bf16 plan keeps it in f32: same layout, f32
+    md.data.data_type = static_cast<dnnl_data_type_t>(b.input_type(x));
+    src = b.as(x, md);
+  }
   dnnl::batch_normalization_forward::desc d(
       dnnl::prop_kind::forward_inference, md, attrs.get_float("epsilon", 1e-5f),
       flags::use_global_stats | flags::use_scale | flags::use_shift);
@@ -53,8 +57,8 @@ void emit_layer_norm(Builder& b, int node) {
                                      "LayerNormalization");
   int64_t outer = product(xd, 0, static_cast<size_t>(axis));
   int64_t inner = product(xd, static_cast<size_t>(axis), xd.size());
-  int plain = b.as_plain(x);
-  dt type = b.slot_md(plain).data_type();
+  dt type = b.input_type(x);
+  int plain = b.as_plain(x, type);
   dnnl::memory::desc md2 = plain_md({outer, inner}, type);
   int src = b.view(plain, md2);
   dnnl::memory::desc vec = plain_md({inner}, dt::f32);
@@ -116,7 +120,9 @@ void emit_rms_norm(Builder& b, int node) {
         rms_norm_rows(data(DNNL_ARG_SRC), data(DNNL_ARG_SCALE), scalar_scale, data(DNNL_ARG_DST),
                       rows, len, epsilon);
       },
-      {{DNNL_ARG_SRC, b.as_plain(x)}, {DNNL_ARG_SCALE, b.as_plain(scale)}, {DNNL_ARG_DST, out}},
+      {{DNNL_ARG_SRC, b.as_plain(x, dnnl::memory::data_type::f32)},
+       {DNNL_ARG_SCALE, b.as_plain(scale, dnnl::memory::data_type::f32)},
+       {DNNL_ARG_DST, out}},
       "RMSNormalization " + std::string(n.view->name) + " [loom rows]", "loom rms_norm");
 }
 
@@ -128,8 +134,8 @@ void emit_softmax(Builder& b, int node) {
   const std::vector<int64_t>& xd = g.value(x).dims;
   int64_t rank = static_cast<int64_t>(xd.size());
   bool log = n.op == "LogSoftmax";
-  int plain = b.as_plain(x);
-  dt type = b.slot_md(plain).data_type();
+  dt type = b.input_type(x);
+  int plain = b.as_plain(x, type);
   int64_t axis;
   dnnl::memory::desc md;
   if (n.opset >= 13) {

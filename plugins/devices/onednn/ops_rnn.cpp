@@ -117,7 +117,7 @@ void emit_lstm(Builder& b, int node) {
     dnnl::matmul::primitive_desc mm(dnnl::matmul::desc(src_md, w_md, b_md, pre_md), b.engine());
     const int pre = b.define(-1, pre_md);
     b.add_step(dnnl::matmul(mm),
-               {{DNNL_ARG_SRC, b.view(b.as_plain(x), src_md)},
+               {{DNNL_ARG_SRC, b.view(b.as_plain(x, dt::f32), src_md)},
                 {DNNL_ARG_WEIGHTS, b.constant_slot(wt, {I, width}, mm.weights_desc())},
                 {DNNL_ARG_BIAS, b.constant_slot(bsum, {1, width}, b_md)},
                 {DNNL_ARG_DST, pre}},
@@ -125,8 +125,8 @@ void emit_lstm(Builder& b, int node) {
     auto lstm = std::make_shared<const SmallLstm>(
         make_small_lstm(T, N, H, D, direction == "reverse", constant_floats(g, r)));
     std::vector<std::pair<int, int>> args{{kArgPre, pre}};
-    if (h0 >= 0) args.emplace_back(kArgH0, b.as_plain(h0));
-    if (c0 >= 0) args.emplace_back(kArgC0, b.as_plain(c0));
+    if (h0 >= 0) args.emplace_back(kArgH0, b.as_plain(h0, dt::f32));
+    if (c0 >= 0) args.emplace_back(kArgC0, b.as_plain(c0, dt::f32));
     if (y >= 0) args.emplace_back(kArgY, b.define(y, plain_md({T, D, N, H}, dt::f32)));
     if (yh >= 0) args.emplace_back(kArgYh, b.define(yh, plain_md({D, N, H}, dt::f32)));
     if (yc >= 0) args.emplace_back(kArgYc, b.define(yc, plain_md({D, N, H}, dt::f32)));
@@ -187,14 +187,14 @@ void emit_lstm(Builder& b, int node) {
   dnnl::lstm_forward::primitive_desc pd(desc, b.engine());
 
   std::vector<std::pair<int, int>> args{
-      {DNNL_ARG_SRC_LAYER, b.view(b.as_plain(x), src_layer)},
+      {DNNL_ARG_SRC_LAYER, b.view(b.as_plain(x, dt::f32), src_layer)},
       {DNNL_ARG_WEIGHTS_LAYER,
        b.constant_slot(ldigo(wv, I), {1, D, I, 4, H}, pd.weights_layer_desc())},
       {DNNL_ARG_WEIGHTS_ITER,
        b.constant_slot(ldigo(rv, H), {1, D, H, 4, H}, pd.weights_iter_desc())},
       {DNNL_ARG_BIAS, b.constant_slot(bias_ldgo, {1, D, 4, H}, bias_md)}};
   auto initial_state = [&](int value) {
-    if (value >= 0) return b.view(b.as_plain(value), state_md);
+    if (value >= 0) return b.view(b.as_plain(value, dt::f32), state_md);
     return b.constant_slot(std::vector<float>(static_cast<size_t>(D * N * H), 0.f), {1, D, N, H},
                            state_md);
   };

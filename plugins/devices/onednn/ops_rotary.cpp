@@ -127,9 +127,11 @@ void emit_rotary(Builder& b, int node) {
                 ids >= 0 ? &g.value(ids).dims : nullptr, attrs.get_int("num_heads", 0),
                 attrs.get_int("rotary_embedding_dim", 0), attrs.get_int("interleaved", 0) != 0);
   if (!r) sdk::fail(LOOM_ERROR_INTERNAL, "onednn RotaryEmbedding: shapes the check refused");
-  std::vector<std::pair<int, int>> args{{kArgX, b.as_plain(n.inputs[0])},
-                                        {kArgCos, b.as_plain(n.inputs[1])},
-                                        {kArgSin, b.as_plain(n.inputs[2])}};
+  // The kernel reads f32 (a bf16 producer's result is converted once).
+  constexpr dnnl::memory::data_type f32 = dnnl::memory::data_type::f32;
+  std::vector<std::pair<int, int>> args{{kArgX, b.as_plain(n.inputs[0], f32)},
+                                        {kArgCos, b.as_plain(n.inputs[1], f32)},
+                                        {kArgSin, b.as_plain(n.inputs[2], f32)}};
   // Constant ids are copied into the step; others are read where the input's bytes are.
   std::vector<int64_t> constant_ids;
   if (ids >= 0 && g.value(ids).constant()) {

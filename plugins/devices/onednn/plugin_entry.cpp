@@ -221,7 +221,8 @@ class Family final : public kit::Family {
   }
 
   // threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, dw_fusion=auto|off,
-  // depthwise=loom|onednn, conv_layout=auto|blocked|any, huge_pages=auto|off, verbose=0|1 (see
+  // depthwise=loom|onednn, conv_layout=auto|blocked|any, huge_pages=auto|off, verbose=0|1,
+  // bf16_f32=none|norm,softmax,residual,final (what bf16 keeps in f32, precision.hpp; see
   // sdk::device_options: "onednn.KEY=VALUE" addresses this device only).
   std::unique_ptr<kit::Device> create(const kit::CreateArgs& args) override {
     kit::pick_instance(enumerate(), args.instance, name());
@@ -229,6 +230,7 @@ class Family final : public kit::Family {
     o.threads = args.threads;
     std::string precision = "f32", winograd = "auto", dw_fusion = "auto", depthwise = "loom",
                 conv_layout = "auto", huge_pages = "auto";
+    std::vector<std::string> bf16_f32{"norm", "softmax", "residual", "final"};
     kit::OptionReader(name())
         .threads(&o.threads)
         .precision(&precision)
@@ -238,6 +240,7 @@ class Family final : public kit::Family {
         .choice("conv_layout", {"auto", "blocked", "any"}, &conv_layout)
         .choice("huge_pages", {"auto", "off"}, &huge_pages)
         .flag("verbose", &o.verbose)
+        .subset("bf16_f32", {"norm", "softmax", "residual", "final"}, &bf16_f32)
         .read(args.options);
     // The common convention: what a device cannot do in the asked precision runs in f32, and
     // the user is told once.
@@ -260,6 +263,7 @@ class Family final : public kit::Family {
                     : conv_layout == "blocked" ? DeviceOptions::ConvLayout::kBlocked
                                                : DeviceOptions::ConvLayout::kAny;
     o.huge_pages = huge_pages == "auto";
+    o.bf16_keep = bf16_keep_from(bf16_f32);
     o.threads = kit::resolve_threads(o.threads);
     kit::InstanceInfo info{"onednn",
                            "oneDNN on " + cpu_model() + " (" + isa_name() + "), " +

@@ -36,6 +36,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -279,6 +280,15 @@ class OptionReader {
     o.values.assign(values.begin(), values.end());
     return *this;
   }
+  // KEY=none or KEY=a,b,...: a comma-separated subset of `values` (each listed once at most).
+  OptionReader& subset(const char* key, std::initializer_list<const char*> values,
+                       std::vector<std::string>* out) {
+    std::string spelled = "none|";
+    for (const char* v : values) spelled.append(spelled.back() == '|' ? "" : ",").append(v);
+    Option& o = add_option(key, spelled, Kind::kSubset, out);
+    o.values.assign(values.begin(), values.end());
+    return *this;
+  }
   // KEY=0|1 (also true/false, on/off).
   OptionReader& flag(const char* key, bool* out) { return add(key, "0|1", Kind::kFlag, out); }
   // Accepted and without effect on this device (a GPU's `threads`); `spelled` is what the key
@@ -318,6 +328,24 @@ class OptionReader {
           *static_cast<std::string*>(o->out) = v;
           break;
         }
+        case Kind::kSubset: {
+          std::vector<std::string> picked;
+          if (v != "none") {
+            std::string_view rest = v;
+            while (true) {
+              const size_t comma = rest.find(',');
+              const std::string item(rest.substr(0, comma));
+              if (std::find(o->values.begin(), o->values.end(), item) == o->values.end() ||
+                  std::find(picked.begin(), picked.end(), item) != picked.end())
+                bad("none or a list of distinct items from " + o->spelled.substr(5));
+              picked.push_back(item);
+              if (comma == std::string_view::npos) break;
+              rest = rest.substr(comma + 1);
+            }
+          }
+          *static_cast<std::vector<std::string>*>(o->out) = std::move(picked);
+          break;
+        }
         case Kind::kFlag: {
           const bool on = v == "1" || v == "true" || v == "on";
           if (!on && v != "0" && v != "false" && v != "off") bad("0 or 1");
@@ -339,7 +367,7 @@ class OptionReader {
   }
 
  private:
-  enum class Kind { kThreads, kChoice, kFlag, kIgnored };
+  enum class Kind { kThreads, kChoice, kSubset, kFlag, kIgnored };
   struct Option {
     std::string key, spelled;
     Kind kind;
