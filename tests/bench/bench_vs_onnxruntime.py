@@ -159,6 +159,8 @@ def run_loom(args, directory, inputs, out_dir):
     for name, path in inputs.items():
         command += ["--input", f"{name}={path}"]
     command += ["--precision", args.precision]
+    for option in args.device_option:
+        command += ["--device-option", option]
     env = dict(os.environ)
     if args.no_spin:
         env["OMP_WAIT_POLICY"] = "passive"
@@ -245,6 +247,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=10, help="timed runs per round")
     parser.add_argument("--precision", default="f32", choices=["f32", "bf16"],
                         help="Loom's precision; ONNX Runtime always runs f32")
+    parser.add_argument("--device-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="passed to infer-run (e.g. onednn.bf16_f32=none)")
     parser.add_argument("--venv", default=os.path.join(REPO, "build", "bench-venv"))
     parser.add_argument("--setup", action="store_true", help="only create the venv and models")
     parser.add_argument("--json", help="also write the results to this file")
