@@ -1,5 +1,8 @@
+#include <array>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "kernel.hpp"
 #include "types.hpp"
@@ -63,6 +66,84 @@ std::shared_ptr<RunBudget> charge(uint64_t bytes, loom_dtype_t dtype,
   return budget;
 }
 
+// Blocks of recently freed small tensors, per thread, reused by the next tensors of their size
+// class. A small model called once per audio chunk (the VAD of tests/bench/dynamic_shapes.py:
+// 26 nodes, ~50 us a run) makes and frees a few dozen tensors of 2-64 KiB every run; glibc
+// serves those sizes from its bins, not its per-thread cache, and its malloc, free and the
+// consolidation they trigger were 15% of the run's cycles. Classes are powers of two from
+// 128 bytes to 128 KiB, at most 8 blocks each: at most 2 MiB held per thread, freed when the
+// thread ends. A block may be freed on another thread than the one that made it (outputs the
+// core releases): it then joins that thread's cache, or goes back to the system. Off under
+// AddressSanitizer, which must see each tensor's memory freed to find a use after it.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kRecycleBlocks = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kRecycleBlocks = false;
+#else
+constexpr bool kRecycleBlocks = true;
+#endif
+#else
+constexpr bool kRecycleBlocks = true;
+#endif
+
+class BlockCache {
+ public:
+  static constexpr size_t kMinShift = 7, kMaxShift = 17, kPerClass = 8;
+  BlockCache() { alive() = true; }
+  ~BlockCache() {
+    alive() = false;
+    for (std::vector<void*>& blocks : free_)
+      for (void* p : blocks) std::free(p);
+  }
+  // False once the thread's cache is destroyed (thread exit): a tensor freed after that goes
+  // back to the system. Trivially destructible, so readable at any point of thread exit.
+  static bool& alive() {
+    thread_local bool flag = false;
+    return flag;
+  }
+  static BlockCache& of_this_thread() {
+    thread_local BlockCache cache;
+    return cache;
+  }
+  // The size class of a block of `bytes` (kMaxShift + 1: none, not recycled) and its size.
+  static size_t class_of(size_t bytes) {
+    if (bytes > (size_t{1} << kMaxShift)) return kMaxShift + 1;
+    return std::max<size_t>(kMinShift, std::bit_width(std::max<size_t>(bytes, 1) - 1));
+  }
+  void* take(size_t cls) {
+    std::vector<void*>& blocks = free_[cls - kMinShift];
+    if (blocks.empty()) return nullptr;
+    void* p = blocks.back();
+    blocks.pop_back();
+    return p;
+  }
+  bool give(size_t cls, void* p) {
+    std::vector<void*>& blocks = free_[cls - kMinShift];
+    if (blocks.size() >= kPerClass) return false;
+    blocks.push_back(p);
+    return true;
+  }
+
+ private:
+  std::array<std::vector<void*>, kMaxShift - kMinShift + 1> free_;
+};
+
+void* allocate_block(size_t bytes, size_t& cls) {
+  const size_t padded = (bytes + 63) / 64 * 64 + 64;
+  cls = kRecycleBlocks ? BlockCache::class_of(padded) : BlockCache::kMaxShift + 1;
+  if (cls > BlockCache::kMaxShift) return std::aligned_alloc(64, padded);
+  if (void* p = BlockCache::of_this_thread().take(cls)) return p;
+  return std::aligned_alloc(64, size_t{1} << cls);
+}
+
+void free_block(void* p, size_t cls) {
+  if (cls <= BlockCache::kMaxShift && BlockCache::alive() &&
+      BlockCache::of_this_thread().give(cls, p))
+    return;
+  std::free(p);
+}
+
 }  // namespace
 
 Tensor make_tensor(loom_dtype_t dtype, std::span<const int64_t> dims) {
@@ -108,14 +189,15 @@ Tensor make_tensor(loom_dtype_t dtype, std::span<const int64_t> dims) {
     return t;
   }
   // 64-byte alignment so vectorised loops and SIMD libraries get aligned rows.
-  void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+  size_t cls = 0;
+  void* p = allocate_block(bytes, cls);
   if (!p) {
     release();
     fail(LOOM_ERROR_OUT_OF_MEMORY, "out of memory allocating " + sdk::bytes_text(bytes));
   }
   std::memset(p, 0, bytes);
-  t.owner = std::shared_ptr<void>(p, [release](void* q) {
-    std::free(q);
+  t.owner = std::shared_ptr<void>(p, [release, cls](void* q) {
+    free_block(q, cls);
     release();
   });
   t.view.data = p;
