@@ -403,6 +403,57 @@ TEST(OnednnQuantLinear, MaxPoolOnQuantized) {
   EXPECT_EQ(pools, 1u);
 }
 
+// DequantizeLinear -> GlobalAveragePool (a quantized CNN's last feature map) is one pass over
+// the int8 tensor (ops_quant.cpp): the same means as the cpu device's float ones, for uint8
+// and int8, a plain and a channels-last source (after an int8 convolution), several images;
+// the dequantized tensor itself is never made.
+TEST(OnednnQuantLinear, DequantizeThenGlobalAveragePool) {
+  for (loom_dtype_t type : {LOOM_DTYPE_UINT8, LOOM_DTYPE_INT8}) {
+    const bool is_signed = type == LOOM_DTYPE_INT8;
+    SCOPED_TRACE(is_signed ? "int8" : "uint8");
+    ModelBuilder m;
+    m.input("x", type, {3, 40, 5, 7});
+    m.initializer("s", scalar(0.05f));
+    m.initializer("z", int_tensor(type, {}, {is_signed ? -9 : 77}));
+    m.node("DequantizeLinear", {"x", "s", "z"}, {"d"});
+    m.node("GlobalAveragePool", {"d"}, {"y"});
+    m.output("y");
+    std::vector<std::pair<std::string, Tensor>> in{
+        {"x", random_tensor(type, {3, 40, 5, 7}, 1, is_signed ? -128 : 0, is_signed ? 127 : 255)}};
+    expect_within_one_step(m, in, 1e-5);
+    std::vector<std::string> steps = compiled_steps(m, in);
+    ASSERT_EQ(steps.size(), 1u) << steps.front();
+    EXPECT_NE(steps[0].find("+ GlobalAveragePool [loom]"), std::string::npos) << steps[0];
+  }
+  // After a quantized convolution (its uint8 output channels-last), as in MobileNetV2.
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, 16, 6, 6});
+  m.initializer("s", scalar(0.02f));
+  m.initializer("z", int_tensor(LOOM_DTYPE_UINT8, {}, {10}));
+  m.initializer("wq", random_tensor(LOOM_DTYPE_INT8, {32, 16, 1, 1}, 2, -60, 60));
+  m.initializer("ws", scalar(0.01f));
+  m.initializer("wz", int_tensor(LOOM_DTYPE_INT8, {}, {0}));
+  m.initializer("ys", scalar(0.1f));
+  m.initializer("yz", int_tensor(LOOM_DTYPE_UINT8, {}, {3}));
+  m.node("QuantizeLinear", {"x", "s", "z"}, {"xq"});
+  m.node("DequantizeLinear", {"xq", "s", "z"}, {"xd"});
+  m.node("DequantizeLinear", {"wq", "ws", "wz"}, {"w"});
+  m.node("Conv", {"xd", "w"}, {"c"});
+  m.node("QuantizeLinear", {"c", "ys", "yz"}, {"cq"});
+  m.node("DequantizeLinear", {"cq", "ys", "yz"}, {"cd"});
+  m.node("GlobalAveragePool", {"cd"}, {"y"});
+  m.output("y");
+  std::vector<std::pair<std::string, Tensor>> in{{"x", grid_input({1, 16, 6, 6}, 3, 0.02f, 10)}};
+  // The convolution's requantization may round a value one step (0.1) apart from the cpu
+  // device's, as expect_within_one_step allows integer outputs: a mean over 36 pixels then
+  // moves by 0.1 / 36 for each such value (two allowed here).
+  expect_within_one_step(m, in, 2 * 0.1 / 36 + 1e-5);
+  bool fused = false;
+  for (const std::string& step : compiled_steps(m, in))
+    fused = fused || step.find("+ GlobalAveragePool [loom]") != std::string::npos;
+  EXPECT_TRUE(fused);
+}
+
 // Ops that only move bytes take int8 tensors (TFLite's int8 graphs transpose, reshape and
 // concatenate them between QLinearConvs): the bytes must be the cpu device's, on onednn alone.
 TEST(OnednnQuantLinear, LayoutOpsOnInt8) {
