@@ -37,9 +37,16 @@ std::vector<int> full_activations(const IrGraph& g, const IrNode& n) {
   return out;
 }
 
+// True when node `n` makes a float32 tensor: the plan concerns those only (an integer Add of
+// shape arithmetic stays what it is).
+bool makes_float(const IrGraph& g, const IrNode& n) {
+  return !n.outputs.empty() && n.outputs[0] >= 0 &&
+         g.value(n.outputs[0]).dtype == LOOM_DTYPE_FLOAT32;
+}
+
 // An Add or Sum of two or more activations of the result's shape: a residual connection.
 bool is_residual_sum(const IrGraph& g, const IrNode& n) {
-  if (n.op != "Add" && n.op != "Sum") return false;
+  if ((n.op != "Add" && n.op != "Sum") || !makes_float(g, n)) return false;
   size_t operands = 0;
   for (int id : n.inputs) operands += id >= 0;
   return operands >= 2 && full_activations(g, n).size() == operands;
@@ -75,7 +82,9 @@ PrecisionPlan plan_precision(const IrGraph& g, const Bf16Keep& keep) {
     while (!work.empty()) {
       const int value = work.back();
       work.pop_back();
-      if (value < 0 || plan.f32_values[static_cast<size_t>(value)]) continue;
+      if (value < 0 || plan.f32_values[static_cast<size_t>(value)] ||
+          g.value(value).dtype != LOOM_DTYPE_FLOAT32)
+        continue;
       plan.f32_values[static_cast<size_t>(value)] = true;
       const int p = g.value(value).producer;
       if (p < 0) continue;
@@ -93,8 +102,9 @@ PrecisionPlan plan_precision(const IrGraph& g, const Bf16Keep& keep) {
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const IrNode& n = g.nodes[k];
     if (n.absorbed || n.inputs.empty() || n.outputs.empty()) continue;
-    const bool kept = (keep.norm && is_norm(n.op)) || (keep.softmax && is_softmax(n.op)) ||
-                      (keep.residual && is_residual_sum(g, n));
+    const bool kept =
+        makes_float(g, n) && ((keep.norm && is_norm(n.op)) || (keep.softmax && is_softmax(n.op)) ||
+                              (keep.residual && is_residual_sum(g, n)));
     if (!kept) continue;
     plan.f32_nodes[k] = true;
     if (is_residual_sum(g, n)) {
