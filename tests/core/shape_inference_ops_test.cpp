@@ -500,6 +500,31 @@ TEST(TextInference, StringConcatAndStringSplit) {
                   LOOM_DTYPE_BOOL, {4, 2});
 }
 
+// ImageDecoder: [H, W, C] uint8, the rank and C known before the file is read (a Reshape or
+// Transpose after it can then be planned), H and W not.
+TEST(TextInference, ImageDecoderKnowsRankAndChannels) {
+  EXPECT_INFERRED(TestNode("ImageDecoder", 20).input(LOOM_DTYPE_UINT8, {1234}).infer0(),
+                  LOOM_DTYPE_UINT8, {-1, -1, 3});
+  EXPECT_INFERRED(TestNode("ImageDecoder", 20)
+                      .input(LOOM_DTYPE_UINT8, {-1})
+                      .attr("pixel_format", "BGR")
+                      .infer0(),
+                  LOOM_DTYPE_UINT8, {-1, -1, 3});
+  EXPECT_INFERRED(TestNode("ImageDecoder", 20)
+                      .input(LOOM_DTYPE_UINT8, {99})
+                      .attr("pixel_format", "Grayscale")
+                      .infer0(),
+                  LOOM_DTYPE_UINT8, {-1, -1, 1});
+  EXPECT_THROW(TestNode("ImageDecoder", 20)
+                   .input(LOOM_DTYPE_UINT8, {9})
+                   .attr("pixel_format", "CMYK")
+                   .infer(),
+               std::exception);
+  EXPECT_THROW(TestNode("ImageDecoder", 20).input(LOOM_DTYPE_UINT8, {3, 3}).infer(),
+               std::exception);
+  EXPECT_THROW(TestNode("ImageDecoder", 20).input(LOOM_DTYPE_FLOAT32, {9}).infer(), std::exception);
+}
+
 TEST(SchemaLookup, ModelOpsOfResNetMobileNetBertHaveInference) {
   for (const char* op : {"Conv",
                          "Relu",

@@ -1,7 +1,8 @@
 // Text ops: StringNormalizer keeps the rank ([C] or [1, C]) but stop words may drop
 // elements, so the last extent is unknown unless no stop words are given. StringConcat
 // broadcasts; StringSplit adds an axis whose extent depends on the strings; RegexFullMatch gives
-// one bool per string.
+// one bool per string. ImageDecoder, the other op that decodes bytes it is fed: [H, W, C] uint8,
+// H and W known only once the file is read, C from the pixel format.
 #include "infer_util.hpp"
 
 namespace loom::core {
@@ -47,7 +48,19 @@ void regex_full_match(NodeView& v) {
   v.set_output(0, LOOM_DTYPE_BOOL, v.shape(0));
 }
 
+void image_decoder(NodeView& v) {
+  if (v.dtype(0) != LOOM_DTYPE_UNDEFINED && v.dtype(0) != LOOM_DTYPE_UINT8)
+    v.fail("encoded_stream must be a uint8 tensor");
+  std::optional<Dims> in = v.shape(0);
+  if (in && in->size() != 1) v.fail("encoded_stream " + dims_to_string(*in) + " must be 1-D");
+  const std::string format = v.attrs().get_string("pixel_format", "RGB");
+  if (format != "RGB" && format != "BGR" && format != "Grayscale")
+    v.fail("pixel_format '" + format + "' is not one of RGB, BGR, Grayscale");
+  v.set_output(0, LOOM_DTYPE_UINT8, Dims{kUnknownDim, kUnknownDim, format == "Grayscale" ? 1 : 3});
+}
+
 const InferEntry kEntries[] = {
+    {"", "ImageDecoder", adapt<image_decoder>},
     {"", "RegexFullMatch", adapt<regex_full_match>},
     {"", "StringNormalizer", adapt<string_normalizer>},
     {"", "StringConcat", adapt<string_concat>},
