@@ -1,0 +1,87 @@
+// Programs compiled on one thread and run on others. oneDNN 2.6 (built as Debian builds it)
+// gives a primitive that needs scratch memory the scratchpad of the thread that created it;
+// ResNet-50's Winograd convolutions then crashed when `infer-run --concurrency 2` ran its
+// sessions from worker threads (SIGSEGV on a Zen 4). The device makes such primitives with a
+// scratchpad of the program's own (builder.cpp, with_own_scratchpad).
+#include <gtest/gtest.h>
+
+#include <loom/loom.hpp>
+#include <string>
+#include <thread>
+
+#include "onednn_test_util.hpp"
+
+namespace loom::onednn_testing {
+namespace {
+
+using Inputs = std::vector<std::pair<std::string, Tensor>>;
+
+// Wide 3x3 stride-1 convolutions (oneDNN's jit_wino_4x3 with AVX-512, whose scratchpad is what
+// crashed: this test failed with SIGSEGV before the fix), a strided one, a matrix product and a
+// layer normalization: primitives that take scratch memory.
+ModelBuilder scratch_model() {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, 128, 28, 28});
+  m.initializer("w1", random_tensor(LOOM_DTYPE_FLOAT32, {128, 128, 3, 3}, 2, -0.05, 0.05));
+  m.initializer("w2", random_tensor(LOOM_DTYPE_FLOAT32, {128, 128, 3, 3}, 3, -0.05, 0.05));
+  m.initializer("w3", random_tensor(LOOM_DTYPE_FLOAT32, {32, 128, 3, 3}, 4, -0.05, 0.05));
+  m.initializer("fc", random_tensor(LOOM_DTYPE_FLOAT32, {196, 16}, 5, -0.05, 0.05));
+  m.initializer("g", random_tensor(LOOM_DTYPE_FLOAT32, {16}, 6, 0.5, 1.5));
+  m.node("Conv", {"x", "w1"}, {"c1"}).ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"c1"}, {"r1"});
+  m.node("Conv", {"r1", "w2"}, {"c2"}).ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"c2"}, {"r2"});
+  m.node("Conv", {"r2", "w3"}, {"c3"}).ints("pads", {1, 1, 1, 1}).ints("strides", {2, 2});
+  m.node("Reshape", {"c3", "shape"}, {"flat"});
+  m.initializer("shape", int64_tensor({2}, {32, 196}));
+  m.node("MatMul", {"flat", "fc"}, {"h"});
+  m.node("LayerNormalization", {"h", "g"}, {"y"});
+  m.output("y");
+  return m;
+}
+
+// Two sessions of one model, each made and run on a thread of its own, at once (as `infer-run
+// --concurrency 2` runs them): oneDNN's primitive cache hands the second session the primitives
+// the first one made, on the other thread.
+TEST(OnednnThreads, SessionsOnTheirOwnThreadsShareNoScratchpad) {
+  const auto path = scratch_model().save();
+  const loom::Runtime runtime({plugin_dir()}, /*default_paths=*/false);
+  ModelHandle model = load_model(runtime.get(), path);
+  const Inputs inputs{{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 128, 28, 28}, 7)}};
+  TestSession reference = open_session(runtime.get(), model.get(), "cpu");
+  const std::vector<Tensor> want = reference.run(inputs);
+  std::vector<Tensor> got[2];
+  std::string failed[2];
+  auto drive = [&](int k) {
+    try {
+      TestSession session = open_session(runtime.get(), model.get(), "onednn,cpu");
+      for (int run = 0; run < 20; ++run) got[k] = session.run(inputs);
+    } catch (const std::exception& e) {
+      failed[k] = e.what();
+    }
+  };
+  std::thread a(drive, 0), b(drive, 1);
+  a.join();
+  b.join();
+  for (int k = 0; k < 2; ++k) {
+    SCOPED_TRACE(k);
+    EXPECT_EQ(failed[k], "");
+    expect_outputs_match(got[k], want);
+  }
+  // A session made here and run only on another thread.
+  TestSession here = open_session(runtime.get(), model.get(), "onednn,cpu");
+  std::thread c([&] {
+    try {
+      for (int run = 0; run < 5; ++run) got[0] = here.run(inputs);
+    } catch (const std::exception& e) {
+      failed[0] = e.what();
+    }
+  });
+  c.join();
+  EXPECT_EQ(failed[0], "");
+  expect_outputs_match(got[0], want);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace loom::onednn_testing
