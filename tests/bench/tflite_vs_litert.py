@@ -42,6 +42,7 @@ part of ctest: run it by hand on a quiet machine (the load average is reported),
 """
 
 import argparse
+import importlib
 import fnmatch
 import glob
 import hashlib
@@ -79,6 +80,9 @@ def ensure_litert(python):
         if subprocess.run([python, "-m", "pip", "install", "-q", LITERT_PACKAGE]).returncode:
             sys.exit(f"tflite_vs_litert: pip could not install {LITERT_PACKAGE}")
         found = subprocess.run(probe, capture_output=True, text=True, check=True)
+        # This interpreter imports what pip just put into its site-packages (flatbuffers, for the
+        # generated models): its import system cached those directories' listings before.
+        importlib.invalidate_caches()
     return found.stdout.strip()
 
 
@@ -474,8 +478,10 @@ def main():
     python = os.path.join(args.venv, "bin", "python")
     if not os.path.exists(python):
         sys.exit(f"tflite_vs_litert: no {python} (tests/bench/dynamic_shapes.py creates it)")
-    if os.path.realpath(sys.executable) != os.path.realpath(python):
+    if os.path.realpath(sys.prefix) != os.path.realpath(args.venv):
         # The generated models need flatbuffers and LiteRT's reference kernels: run in the venv.
+        # (Its prefix tells, not the interpreter's path: a venv's python is a link to the
+        # system's.)
         os.execv(python, [python, os.path.abspath(__file__)] + sys.argv[1:])
     litert_version = ensure_litert(python)
     if not os.path.exists(args.infer_run):
