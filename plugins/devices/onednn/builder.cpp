@@ -101,12 +101,13 @@ Builder::Builder(IrGraph& graph, const DeviceOptions& options, dnnl::engine engi
   program_->constants = std::make_unique<ConstantPool>(options.huge_pages);
 }
 
+bool Builder::plan_keeps_node_f32() const {
+  const size_t n = static_cast<size_t>(current_node_);
+  return current_node_ >= 0 && n < precision_.f32_nodes.size() && precision_.f32_nodes[n];
+}
+
 dt Builder::compute_type() const {
-  if (!program_->options.bf16) return dt::f32;
-  const bool f32 = current_node_ >= 0 &&
-                   static_cast<size_t>(current_node_) < precision_.f32_nodes.size() &&
-                   precision_.f32_nodes[static_cast<size_t>(current_node_)];
-  return f32 ? dt::f32 : dt::bf16;
+  return program_->options.bf16 && !plan_keeps_node_f32() ? dt::bf16 : dt::f32;
 }
 
 bool Builder::keeps_f32(int value) const {
@@ -116,11 +117,7 @@ bool Builder::keeps_f32(int value) const {
 }
 
 dt Builder::input_type(int value) {
-  const size_t n = static_cast<size_t>(current_node_);
-  if (program_->options.bf16 && current_node_ >= 0 && n < precision_.f32_nodes.size() &&
-      precision_.f32_nodes[n])
-    return dt::f32;
-  return md_of(value).data_type();
+  return program_->options.bf16 && plan_keeps_node_f32() ? dt::f32 : md_of(value).data_type();
 }
 
 int Builder::new_slot(const dnnl::memory::desc& md, SlotKind kind, int root) {
@@ -349,74 +346,6 @@ static std::string primitive_detail(const dnnl::primitive& prim) {
 // (blazeface_like_int8 was 6% slower with them serial), and at 256 KiB landmark_like_int8 lost
 // 9%.
 constexpr size_t kSerialBytes = size_t{64} << 10;
-
-// oneDNN 2.6 as Debian builds it (without DNNL_ENABLE_CONCURRENT_EXEC) gives a primitive that
-// needs scratch memory the scratchpad of the thread that created it, which "cannot migrate
-// between threads": a program compiled on one thread and run on another (each session of
-// `infer-run --concurrency`, a server's worker threads, Python threads) crashed in ResNet-50's
-// Winograd convolutions on a Zen 4 (SIGSEGV in the jitted code). Such a primitive is made again
-// with a user-managed scratchpad, which the program holds in its arena as scratch of the step
-// (so concurrent runs of one primitive never share it). The same implementation is taken
-// where it is still offered (the iterator's first otherwise). Returns the primitive to run and
-// sets `scratchpad` to its scratch slot, or -1 where it needs none.
-dnnl::primitive Builder::with_own_scratchpad(dnnl::primitive prim, int& scratchpad) {
-  scratchpad = -1;
-  const_dnnl_primitive_desc_t pd = prim.get_primitive_desc();
-  int64_t scratch_bytes = 0;
-  if (dnnl_primitive_desc_query(pd, dnnl_query_memory_consumption_s64, 0, &scratch_bytes) !=
-          dnnl_success ||
-      scratch_bytes <= 0)
-    return prim;
-  const_dnnl_primitive_attr_t old_attr = nullptr;
-  dnnl_primitive_attr_t attr = nullptr;
-  if (dnnl_primitive_desc_get_attr(pd, &old_attr) != dnnl_success ||
-      dnnl_primitive_attr_clone(&attr, old_attr) != dnnl_success)
-    sdk::fail(LOOM_ERROR_INTERNAL, "onednn: cannot copy a primitive's attributes");
-  dnnl::primitive_attr owned_attr(attr);  // frees it
-  dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-  const char* impl = nullptr;
-  dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-  const std::string wanted = impl ? impl : "";
-  dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
-  dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
-  dnnl_primitive_desc_t made = nullptr;
-  if (kind == dnnl_reorder) {
-    dnnl_reorder_primitive_desc_create(
-        &made, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), program_->engine.get(),
-        dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), program_->engine.get(), attr);
-  } else {
-    const_dnnl_op_desc_t op = nullptr;
-    dnnl_primitive_desc_iterator_t it = nullptr;
-    if (dnnl_primitive_desc_query(pd, dnnl_query_op_d, 0, &op) == dnnl_success && op &&
-        dnnl_primitive_desc_iterator_create(&it, op, attr, program_->engine.get(), nullptr) ==
-            dnnl_success) {
-      dnnl_primitive_desc_t first = nullptr;
-      do {
-        dnnl_primitive_desc_t candidate = dnnl_primitive_desc_iterator_fetch(it);
-        if (!candidate) break;
-        const char* name = nullptr;
-        dnnl_primitive_desc_query(candidate, dnnl_query_impl_info_str, 0, &name);
-        if (name && wanted == name) {
-          made = candidate;
-          break;
-        }
-        if (!first)
-          first = candidate;
-        else
-          dnnl_primitive_desc_destroy(candidate);
-      } while (dnnl_primitive_desc_iterator_next(it) == dnnl_success);
-      dnnl_primitive_desc_iterator_destroy(it);
-      if (made && first) dnnl_primitive_desc_destroy(first);
-      if (!made) made = first;
-    }
-  }
-  // Concat and sum have no operation descriptor to make them again from; oneDNN's own
-  // implementations of them for the layouts this device asks take no scratchpad.
-  if (!made) return prim;
-  dnnl::primitive_desc_base own(made);  // frees it
-  scratchpad = define(-1, own.scratchpad_desc());
-  return dnnl::primitive(made);
-}
 
 void Builder::add_step(dnnl::primitive prim, const std::vector<std::pair<int, int>>& args,
                        const std::string& label) {

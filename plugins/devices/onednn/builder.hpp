@@ -289,7 +289,10 @@ class Builder {
   void add_with_folded(int node, std::vector<int32_t>& out) const;
   void bind_outputs();
   void plan_memory();
-  // `prim` made again with a scratchpad the program owns, where it needs one (builder.cpp).
+  // True when the bf16 plan (precision_, empty outside bf16) keeps the node being emitted in f32.
+  bool plan_keeps_node_f32() const;
+  // `prim` made again with a scratchpad the program owns, where it needs one
+  // (builder_scratchpad.cpp).
   dnnl::primitive with_own_scratchpad(dnnl::primitive prim, int& scratchpad);
   // Reports the constants no node after `node` reads (on_constant_copied).
   void release_constants_read_last_by(int node, const std::vector<std::vector<int>>& last_read);

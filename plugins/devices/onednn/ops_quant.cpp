@@ -354,6 +354,7 @@ bool emit_dequantize_global_pool(Builder& b, int node, float scale, int32_t zero
        mean](const std::unordered_map<int, dnnl::memory>& mem) {
         const void* in = mem.at(DNNL_ARG_SRC).get_data_handle();
         auto* out = static_cast<float*>(mem.at(DNNL_ARG_DST).get_data_handle());
+        std::vector<int32_t> sums(plain ? 0 : static_cast<size_t>(channels));
         auto sum_image = [&](auto* q, int64_t i) {
           if (plain) {
             for (int64_t c = 0; c < channels; ++c) {
@@ -365,7 +366,7 @@ bool emit_dequantize_global_pool(Builder& b, int node, float scale, int32_t zero
             }
             return;
           }
-          std::vector<int32_t> sums(static_cast<size_t>(channels), 0);
+          std::fill(sums.begin(), sums.end(), 0);
           for (int64_t p = 0; p < pixels; ++p) {
             const auto* row = q + (i * pixels + p) * channels;
 #pragma omp simd

@@ -230,10 +230,8 @@ class Family final : public kit::Family {
     o.threads = args.threads;
     std::string precision = "f32", winograd = "auto", dw_fusion = "auto", depthwise = "loom",
                 conv_layout = "auto", huge_pages = "auto";
-    // `residual` is not in the default: it costs ResNet-50 6% and MobileNetV2 3.5% for no
-    // measurable accuracy (precision.hpp), and a transformer's residual sums stay f32 through
-    // `norm` already.
-    std::vector<std::string> bf16_f32{"norm", "softmax", "final"};
+    // The default is Bf16Keep's (precision.hpp says why `residual` is not in it).
+    std::vector<std::string> bf16_f32 = bf16_keep_names(Bf16Keep{});
     kit::OptionReader(name())
         .threads(&o.threads)
         .precision(&precision)

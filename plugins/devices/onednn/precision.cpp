@@ -65,6 +65,15 @@ Bf16Keep bf16_keep_from(const std::vector<std::string>& names) {
   return k;
 }
 
+std::vector<std::string> bf16_keep_names(const Bf16Keep& keep) {
+  std::vector<std::string> names;
+  if (keep.norm) names.push_back("norm");
+  if (keep.softmax) names.push_back("softmax");
+  if (keep.residual) names.push_back("residual");
+  if (keep.final) names.push_back("final");
+  return names;
+}
+
 bool bf16_compute_op(const std::string& op) {
   return op == "Conv" || op == "ConvTranspose" || op == "MatMul" || op == "Gemm";
 }

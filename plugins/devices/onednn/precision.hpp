@@ -33,8 +33,9 @@ struct Bf16Keep {
   bool norm = true, softmax = true, residual = false, final = true;  // the option's default
 };
 
-// From the option's items (norm, softmax, residual, final; none: everything in bf16).
+// From the option's items (norm, softmax, residual, final; none: everything in bf16), and back.
 Bf16Keep bf16_keep_from(const std::vector<std::string>& names);
+std::vector<std::string> bf16_keep_names(const Bf16Keep& keep);
 
 struct PrecisionPlan {
   std::vector<bool> f32_values;  // per value: stored in f32 by the op that produces it

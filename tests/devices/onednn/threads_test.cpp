@@ -2,7 +2,7 @@
 // gives a primitive that needs scratch memory the scratchpad of the thread that created it;
 // ResNet-50's Winograd convolutions then crashed when `infer-run --concurrency 2` ran its
 // sessions from worker threads (SIGSEGV on a Zen 4). The device makes such primitives with a
-// scratchpad of the program's own (builder.cpp, with_own_scratchpad).
+// scratchpad of the program's own (builder_scratchpad.cpp, with_own_scratchpad).
 #include <gtest/gtest.h>
 
 #include <loom/loom.hpp>
