@@ -173,7 +173,7 @@ class Session {
   std::shared_ptr<Model> fold_nested_graphs(const std::shared_ptr<Model>& model, int depth);
   // Graph inputs read from the application, with what binding them tells (session_bind.cpp).
   struct BoundInputs {
-    std::vector<HostValue> values;  // per value id
+    std::vector<HostValue> values;  // per graph input, in the order of Graph::inputs
     std::set<int> fed;              // overridable initializers the application fed
   };
   BoundInputs bind_inputs(const std::vector<std::string>& names,
@@ -214,11 +214,14 @@ class Session {
   void evict_plans();
   // Compiles the only signature a single-signature session can see, at creation.
   void compile_declared();
-  // The key under which `prepare` results are cached.
-  std::string signature_key(const std::vector<ValueFacts>& input_facts) const;
-  // The cached plan for the signature of `input_facts`, or one prepared now (evicting the least
-  // recently used when the cache is full); counts hits, misses and evictions (session_run.cpp).
-  Prepared& find_plan(const std::vector<ValueFacts>& input_facts, const std::set<int>& fed);
+  // The key under which `prepare` results are cached, from facts per value id (`facts`) or per
+  // graph input in the order of Graph::inputs (`per_input`).
+  std::string signature_key(const std::vector<ValueFacts>& facts) const;
+  std::string input_signature_key(const std::vector<ValueFacts>& per_input) const;
+  // The cached plan for the signature of `per_input` (as above), or one prepared now (evicting
+  // the least recently used when the cache is full); counts hits, misses and evictions
+  // (session_run.cpp).
+  Prepared& find_plan(const std::vector<ValueFacts>& per_input, const std::set<int>& fed);
   size_t prepared_bytes(const Prepared& p) const;
   std::string plan_json(bool with_cache);  // a plan child's JSON leaves the cache to its parent
   loom_plan_cache_stats_t plan_cache_stats_locked() const;  // mutex_ held

@@ -169,24 +169,28 @@ Session::BoundInputs Session::bind_inputs(const std::vector<std::string>& names,
     fail(LOOM_ERROR_INVALID_ARGUMENT, "input names and values differ in number");
   BoundInputs result;
   std::vector<HostValue>& bound = result.values;
-  bound.resize(g.values.size());
+  // Per graph input, not per value: a run of a small model must not make and destroy a slot
+  // for every value of its graph (a streaming model's chunk costs little more than that).
+  bound.resize(g.inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string& name = names[i];
     int id = g.find(name);
-    if (id < 0 || !g.values[id].graph_input) {
+    size_t k = 0;
+    while (k < g.inputs.size() && g.inputs[k] != id) ++k;
+    if (id < 0 || !g.values[id].graph_input || k == g.inputs.size()) {
       std::string list;
       for (int in : g.inputs)
         if (!g.values[in].constant) list += (list.empty() ? "" : ", ") + g.values[in].name;
       fail(LOOM_ERROR_INVALID_ARGUMENT,
            "the model has no input '" + name + "' (its inputs: " + list + ")");
     }
-    if (bound[id].present) fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' is given twice");
+    if (bound[k].present) fail(LOOM_ERROR_INVALID_ARGUMENT, "input '" + name + "' is given twice");
     // Bodies take what the step feeds (see finish_construction).
-    bound[id] = bind_input(g.values[id], inputs[i], depth_ == 0);
+    bound[k] = bind_input(g.values[id], inputs[i], depth_ == 0);
     if (g.values[id].constant) result.fed.insert(id);
   }
-  for (int id : g.inputs)
-    if (!bound[id].present && !g.values[id].constant)
+  for (size_t k = 0; k < g.inputs.size(); ++k)
+    if (const int id = g.inputs[k]; !bound[k].present && !g.values[id].constant)
       fail(LOOM_ERROR_INVALID_ARGUMENT,
            "input '" + g.values[id].name + "' is required but was not given");
   return result;

@@ -31,8 +31,9 @@ std::string dims_text(const int64_t* dims, int32_t rank, int id = -1, const Free
 // The non-constant tensor inputs the run feeds.
 FedTensors fed_tensors(const Graph& g, const std::vector<HostValue>& bound) {
   FedTensors fed;
-  for (int id : g.inputs) {
-    const HostValue& h = bound[id];
+  for (size_t k = 0; k < g.inputs.size(); ++k) {
+    const int id = g.inputs[k];
+    const HostValue& h = bound[k];
     if (g.values[id].constant || g.values[id].kind != ValueKind::kTensor || !h.present ||
         !h.is_tensor())
       continue;

@@ -1,11 +1,14 @@
 // Session::run: moves tensors between devices at subgraph boundaries, runs every compiled part
 // in order and hands the outputs back (session_prepare.cpp compiles the plan this executes,
 // session_bind.cpp checks and binds the application's inputs).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <loom/heap_trim.hpp>
 #include <optional>
 #include <set>
@@ -132,26 +135,38 @@ void Session::run(size_t num_inputs, const char* const* names, const loom_host_t
   }
 }
 
-std::string Session::signature_key(const std::vector<ValueFacts>& input_facts) const {
+std::string Session::signature_key(const std::vector<ValueFacts>& facts) const {
+  std::vector<ValueFacts> per_input;
+  per_input.reserve(model_->graph->inputs.size());
+  for (int id : model_->graph->inputs) per_input.push_back(facts[id]);
+  return input_signature_key(per_input);
+}
+
+std::string Session::input_signature_key(const std::vector<ValueFacts>& per_input) const {
   std::string key;
-  for (int id : model_->graph->inputs) {
-    const ValueFacts& f = input_facts[id];
+  const std::vector<int>& inputs = model_->graph->inputs;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const int id = inputs[k];
+    const ValueFacts& f = per_input[k];
     if (!f.known) continue;
-    key += std::to_string(id) + ":" + std::to_string(static_cast<int>(f.kind)) + ":" +
-           std::to_string(f.dtype) + ":" + std::to_string(f.shape.rank) + ":";
-    for (size_t d = 0; d < f.shape.dims.size(); ++d)
-      key += (is_free_axis(free_axes_, id, static_cast<int32_t>(d))
-                  ? std::string("*")
-                  : std::to_string(f.shape.dims[d])) +
-             ",";
-    key += ";";
+    auto out = std::back_inserter(key);
+    fmt::format_to(out, "{}:{}:{}:{}:", id, static_cast<int>(f.kind), static_cast<int>(f.dtype),
+                   f.shape.rank);
+    for (size_t d = 0; d < f.shape.dims.size(); ++d) {
+      if (is_free_axis(free_axes_, id, static_cast<int32_t>(d)))
+        key += "*,";
+      else
+        fmt::format_to(out, "{},", f.shape.dims[d]);
+    }
+    key += ';';
   }
   return key;
 }
 
-// The compiled plan for the signature of `input_facts`: the cached one, or one prepared now.
-Prepared& Session::find_plan(const std::vector<ValueFacts>& input_facts, const std::set<int>& fed) {
-  std::string key = signature_key(input_facts);
+// The compiled plan for the signature of `per_input` (facts of each graph input, in order):
+// the cached one, or one prepared now.
+Prepared& Session::find_plan(const std::vector<ValueFacts>& per_input, const std::set<int>& fed) {
+  std::string key = input_signature_key(per_input);
   auto it = prepared_.find(key);
   if (it != prepared_.end()) ++plan_hits_;
   if (it == prepared_.end()) {
@@ -170,6 +185,10 @@ Prepared& Session::find_plan(const std::vector<ValueFacts>& input_facts, const s
         ++plan_evictions_;
       }
     }
+    // Facts per value id only here: a run that finds its plan needs none.
+    std::vector<ValueFacts> input_facts(model_->graph->values.size());
+    for (size_t k = 0; k < per_input.size(); ++k)
+      input_facts[model_->graph->inputs[k]] = per_input[k];
     it = prepared_.emplace(key, prepare(input_facts, fed)).first;
   }
   return *it->second;
@@ -185,10 +204,12 @@ class Session::RunState {
         p_(p),
         guard_(guard),
         fed_(fed),
-        slots_(g_.values.size()) {}
+        slots_(take_slots(g_.values.size())) {}
   ~RunState() {
     step_values_.clear();
-    for (Slot& s : slots_) free_slot(s);
+    for (Slot& s : slots_)
+      if (s.present) free_slot(s);
+    give_back_slots(std::move(slots_));
   }
   RunState(const RunState&) = delete;
   RunState& operator=(const RunState&) = delete;
@@ -207,6 +228,30 @@ class Session::RunState {
     std::shared_ptr<void> owner;  // host memory a control-flow step made
     HostValue container;          // a sequence or optional a step made (t unused)
   };
+
+  // A slot per value of the graph, taken from a per-thread pool: making and destroying them for
+  // every run cost a streaming model (a few dozen microseconds a chunk) several percent of its
+  // time. Pooled vectors hold only empty slots (free_slot leaves a slot empty, and a slot is
+  // filled only together with `present`); nested runs (control-flow bodies) take their own.
+  static constexpr size_t kPooledSlots = 4096;  // larger graphs' slots are not kept
+  static constexpr size_t kPoolDepth = 8;
+  static std::vector<std::vector<Slot>>& slot_pool() {
+    thread_local std::vector<std::vector<Slot>> pool;
+    return pool;
+  }
+  static std::vector<Slot> take_slots(size_t n) {
+    std::vector<Slot> slots;
+    if (auto& pool = slot_pool(); !pool.empty()) {
+      slots = std::move(pool.back());
+      pool.pop_back();
+    }
+    slots.resize(n);
+    return slots;
+  }
+  static void give_back_slots(std::vector<Slot>&& slots) {
+    auto& pool = slot_pool();
+    if (slots.size() <= kPooledSlots && pool.size() < kPoolDepth) pool.push_back(std::move(slots));
+  }
 
   void free_slot(Slot& s) {
     if (s.present && s.device >= 0 && s.t.buffer)
@@ -233,9 +278,10 @@ class Session::RunState {
 
 // The application's (bound) graph inputs into their slots.
 void Session::RunState::bind(const std::vector<HostValue>& bound) {
-  for (int id : g_.inputs) {
-    if (!bound[id].present) continue;
-    const HostValue& h = bound[id];
+  for (size_t k = 0; k < g_.inputs.size(); ++k) {
+    if (!bound[k].present) continue;
+    const int id = g_.inputs[k];
+    const HostValue& h = bound[k];
     Slot& s = slots_[id];
     s.present = true;
     if (h.is_tensor()) {
@@ -506,10 +552,10 @@ void Session::run_values(const std::vector<std::string>& names,
   const std::vector<HostValue>& bound = bound_inputs.values;
 
   // Find or build the compiled plan for these shapes.
-  std::vector<ValueFacts> input_facts(g.values.size());
-  for (int id : g.inputs)
-    if (bound[id].present) input_facts[id] = facts_of(bound[id], g.values[id]);
-  Prepared& p = find_plan(input_facts, bound_inputs.fed);
+  std::vector<ValueFacts> per_input(g.inputs.size());
+  for (size_t k = 0; k < g.inputs.size(); ++k)
+    if (bound[k].present) per_input[k] = facts_of(bound[k], g.values[g.inputs[k]]);
+  Prepared& p = find_plan(per_input, bound_inputs.fed);
   p.last_used = ++tick_;
   current_ = &p;
 

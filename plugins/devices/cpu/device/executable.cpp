@@ -1,6 +1,7 @@
 #include "executable.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <loom/plugin.hpp>
 #include <optional>
@@ -92,13 +93,12 @@ namespace {
 class NodeContext final : public KernelContext {
  public:
   NodeContext(Executable& exe, const CompiledGraph& cg, const CompiledNode& cn, Scope& scope)
-      : KernelContext(attrs_),
-        attrs_(*cn.node),
-        exe_(exe),
-        cg_(cg),
-        cn_(cn),
-        scope_(scope),
-        outputs_(cn.node->num_outputs) {}
+      : KernelContext(attrs_), attrs_(*cn.node), exe_(exe), cg_(cg), cn_(cn), scope_(scope) {
+    const size_t n = cn.node->num_outputs;
+    if (n > inline_outputs_.size()) more_outputs_.resize(n);
+    outputs_ = n > inline_outputs_.size() ? std::span<Tensor>(more_outputs_)
+                                          : std::span<Tensor>(inline_outputs_.data(), n);
+  }
 
   const loom_graph_t& graph() const override { return *cg_.graph; }
   const loom_node_t& node() const override { return *cn_.node; }
@@ -142,7 +142,7 @@ class NodeContext final : public KernelContext {
     return exe_.run_nested(subgraph, inputs, scope_);
   }
 
-  std::vector<Tensor>& outputs() { return outputs_; }
+  std::span<Tensor> outputs() { return outputs_; }
 
  private:
   Attributes attrs_;
@@ -150,7 +150,11 @@ class NodeContext final : public KernelContext {
   const CompiledGraph& cg_;
   const CompiledNode& cn_;
   Scope& scope_;
-  std::vector<Tensor> outputs_;
+  // Most nodes have one or two outputs: those live here rather than in a vector allocated for
+  // every node of every run.
+  std::array<Tensor, 2> inline_outputs_;
+  std::vector<Tensor> more_outputs_;
+  std::span<Tensor> outputs_;
 };
 
 }  // namespace
@@ -243,6 +247,7 @@ void Executable::compile_graph(const loom_graph_t& graph) {
     if (info.flags & LOOM_VALUE_OUTER_SCOPE)
       g.outer_scope_values.push_back(static_cast<int32_t>(v));
     if (!(info.flags & LOOM_VALUE_CONSTANT)) continue;
+    g.constant_values.push_back(static_cast<int32_t>(v));
     if (info.rank < 0)
       fail(LOOM_ERROR_INVALID_MODEL, std::string("constant '") + info.name + "' has no shape");
     Tensor& t = g.constants[v];
@@ -315,9 +320,52 @@ void Executable::compile_graph(const loom_graph_t& graph) {
     for (size_t a = 0; a < node.num_attributes; ++a)
       if (node.attributes[a]->type == LOOM_ATTR_GRAPH) compile_graph(*node.attributes[a]->graph);
   }
+  // Constants hold no memory of the run and stay bound in pooled scopes, so they are never
+  // released.
   for (size_t v = 0; v < graph.num_values; ++v)
-    if (last_use[v] >= 0)
+    if (last_use[v] >= 0 && g.constants[v].view.dtype == LOOM_DTYPE_UNDEFINED)
       g.nodes[static_cast<size_t>(last_use[v])].release_after.push_back(static_cast<int32_t>(v));
+}
+
+// ---- scopes of runs, reused ----------------------------------------------------------------
+
+// A scope holds a Tensor per value of its graph; making and destroying one for every run (and
+// for every If branch or Loop iteration taken) cost a streaming model's chunk several percent
+// of its time. Finished scopes keep their constants bound and wait here for the next run.
+PooledScope::PooledScope(const CompiledGraph& cg, const Scope* parent) : cg_(cg) {
+  {
+    std::lock_guard<std::mutex> lock(cg.spare_mutex);
+    if (!cg.spare_scopes.empty()) {
+      scope_ = std::move(cg.spare_scopes.back());
+      cg.spare_scopes.pop_back();
+    }
+  }
+  if (!scope_) {
+    const size_t n = cg.graph->num_values;
+    scope_ = std::make_unique<Scope>();
+    scope_->graph = &cg;
+    scope_->values.resize(n);
+    scope_->present.assign(n, false);
+    for (int32_t v : cg.constant_values) {
+      scope_->values[static_cast<size_t>(v)] = cg.constants[static_cast<size_t>(v)];
+      scope_->present[static_cast<size_t>(v)] = true;
+    }
+  }
+  scope_->parent = parent;
+}
+
+PooledScope::~PooledScope() {
+  Scope& s = *scope_;
+  s.parent = nullptr;
+  for (size_t v = 0; v < s.values.size(); ++v)
+    if (s.present[v] && cg_.constants[v].view.dtype == LOOM_DTYPE_UNDEFINED) {
+      s.values[v] = Tensor{};
+      s.present[v] = false;
+    }
+  std::lock_guard<std::mutex> lock(cg_.spare_mutex);
+  // As many as run at once (concurrent runs, a Loop's body inside another run of it) are kept.
+  if (cg_.spare_scopes.size() < CompiledGraph::kSpareScopes)
+    cg_.spare_scopes.push_back(std::move(scope_));
 }
 
 // ---- run ----------------------------------------------------------------------------------
@@ -332,10 +380,8 @@ std::vector<Tensor> Executable::run_graph(std::span<const loom_tensor_t> inputs,
   if (inputs.size() != g.num_inputs)
     fail(LOOM_ERROR_INTERNAL, "the subgraph takes " + std::to_string(g.num_inputs) + " inputs, " +
                                   std::to_string(inputs.size()) + " given");
-  Scope scope;
-  scope.graph = &cg;
-  scope.values.resize(g.num_values);
-  scope.present.assign(g.num_values, false);
+  PooledScope pooled(cg, nullptr);
+  Scope& scope = *pooled;
   for (size_t i = 0; i < inputs.size(); ++i) {
     auto index = static_cast<size_t>(g.inputs[i]);
     const loom_value_info_t& info = *g.values[index];
@@ -379,11 +425,8 @@ std::vector<Tensor> Executable::run_nested(const loom_graph_t& graph,
     fail(LOOM_ERROR_INVALID_ARGUMENT, std::string("nested graph '") + graph.name + "' takes " +
                                           std::to_string(graph.num_inputs) + " inputs, " +
                                           std::to_string(inputs.size()) + " given");
-  Scope scope;
-  scope.graph = &cg;
-  scope.parent = &parent;
-  scope.values.resize(graph.num_values);
-  scope.present.assign(graph.num_values, false);
+  PooledScope pooled(cg, &parent);
+  Scope& scope = *pooled;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i]) continue;
     auto index = static_cast<size_t>(graph.inputs[i]);
@@ -396,11 +439,13 @@ std::vector<Tensor> Executable::run_nested(const loom_graph_t& graph,
 std::vector<Tensor> Executable::execute(const CompiledGraph& cg, Scope& scope,
                                         const sdk::RunControl* profile) {
   const loom_graph_t& g = *cg.graph;
-  for (size_t v = 0; v < g.num_values; ++v)
-    if (cg.constants[v].view.dtype != LOOM_DTYPE_UNDEFINED && !scope.present[v]) {
+  for (int32_t c : cg.constant_values) {  // bound when the scope was made; never released
+    auto v = static_cast<size_t>(c);
+    if (!scope.present[v]) {
       scope.values[v] = cg.constants[v];
       scope.present[v] = true;
     }
+  }
   for (int32_t v : cg.outer_scope_values) {
     auto index = static_cast<size_t>(v);
     if (scope.present[index]) continue;

@@ -14,6 +14,7 @@
 #include <loom/thread_pool.hpp>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -47,12 +48,19 @@ struct CompiledNode {
   std::vector<int32_t> release_after;  // values whose last use is this node
 };
 
+struct Scope;
+
 struct CompiledGraph {
   const loom_graph_t* graph = nullptr;  // the mirror's view
   std::vector<CompiledNode> nodes;
-  std::vector<Tensor> constants;  // per value index; view.data == nullptr if not constant
+  std::vector<Tensor> constants;         // per value index; view.dtype UNDEFINED if not constant
+  std::vector<int32_t> constant_values;  // the indices of constants
   std::unordered_map<std::string, int32_t> value_by_name;
   std::vector<int32_t> outer_scope_values;  // values flagged OUTER_SCOPE
+  // Scopes of finished runs of this graph, constants still bound (PooledScope).
+  static constexpr size_t kSpareScopes = 4;
+  mutable std::mutex spare_mutex;
+  mutable std::vector<std::unique_ptr<Scope>> spare_scopes;
 };
 
 // The values of one running (sub)graph, chained to the enclosing graph's scope so that nested
@@ -64,6 +72,21 @@ struct Scope {
   const Scope* parent = nullptr;
   // The tensor of `name` in this scope or an enclosing one, or nullptr.
   const Tensor* lookup(const std::string& name) const;
+};
+
+// A scope for one run of `cg`: a spare one of an earlier run, or a new one with the constants
+// bound. Given back on destruction with every value but the constants released.
+class PooledScope {
+ public:
+  PooledScope(const CompiledGraph& cg, const Scope* parent);
+  ~PooledScope();
+  PooledScope(const PooledScope&) = delete;
+  PooledScope& operator=(const PooledScope&) = delete;
+  Scope& operator*() { return *scope_; }
+
+ private:
+  const CompiledGraph& cg_;
+  std::unique_ptr<Scope> scope_;
 };
 
 class Executable final : public sdk::kit::Executable {
