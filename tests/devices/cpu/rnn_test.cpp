@@ -291,5 +291,32 @@ TEST(RnnKernels, SequenceLengthBeyondInputIsAClearError) {
   EXPECT_THROW(h.run(2), sdk::Error);
 }
 
+// Activation names are matched without regard to case (exporters write "Tanh" and "tanh"); an
+// unknown one is refused naming it and the node.
+TEST(RnnKernels, ActivationNamesIgnoreCaseAndUnknownOnesAreNamed) {
+  auto run = [](std::vector<std::string> acts) {
+    KernelHarness h("LSTM", 14);
+    h.input(make_filled<float>({1, 1, 1}, {0.5f}));
+    h.input(make_filled<float>({1, 4, 1}, {1.f, 1.f, 1.f, 1.f}));  // H = 1
+    h.input(make_filled<float>({1, 4, 1}, {0.f, 0.f, 0.f, 0.f}));
+    h.attr_strings("activations", acts);
+    return values_of<float>(h.run(3)[1]);
+  };
+  // i = o = f = sigmoid(0.5), g = tanh(0.5): c = i * g, h = o * tanh(c).
+  const double s = sigmoid(0.5), c = s * std::tanh(0.5);
+  const std::vector<float> h = run({"sigmoid", "TANH", "Tanh"});
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_NEAR(h[0], s * std::tanh(c), 1e-6);
+  EXPECT_EQ(run({"Sigmoid", "Tanh", "Tanh"}), h);
+  try {
+    run({"Sigmoid", "Swoosh", "Tanh"});
+    FAIL() << "expected an error";
+  } catch (const sdk::Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("unknown activation function 'Swoosh'"), std::string::npos) << what;
+    EXPECT_NE(what.find("LSTM"), std::string::npos) << what;
+  }
+}
+
 }  // namespace
 }  // namespace loom::cpu

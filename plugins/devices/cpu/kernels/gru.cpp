@@ -75,8 +75,10 @@ void run_gru(KernelContext& ctx, const rnn::RnnConfig& cfg, loom_dtype_t dtype) 
   rnn::write_state<Acc>(ctx, cfg, 1, dtype, h_state);
 }
 
+constexpr const char* kDefaultActivations[] = {"Sigmoid", "Tanh"};
+
 void gru_kernel(KernelContext& ctx) {
-  rnn::RnnConfig cfg = rnn::parse_config(ctx, 3, {"Sigmoid", "Tanh"});
+  rnn::RnnConfig cfg = rnn::parse_config(ctx, 3, kDefaultActivations);
   const loom_dtype_t dtype = ctx.required_input(0).dtype;
   dispatch<kFloats>(dtype, ctx, [&]<typename T>() {
     using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;

@@ -91,8 +91,10 @@ void run_lstm(KernelContext& ctx, const rnn::RnnConfig& cfg, loom_dtype_t dtype)
   rnn::write_state<Acc>(ctx, cfg, 2, dtype, c_state);
 }
 
+constexpr const char* kDefaultActivations[] = {"Sigmoid", "Tanh", "Tanh"};
+
 void lstm_kernel(KernelContext& ctx) {
-  rnn::RnnConfig cfg = rnn::parse_config(ctx, 4, {"Sigmoid", "Tanh", "Tanh"});
+  rnn::RnnConfig cfg = rnn::parse_config(ctx, 4, kDefaultActivations);
   const loom_dtype_t dtype = ctx.required_input(0).dtype;
   dispatch<kFloats>(dtype, ctx, [&]<typename T>() {
     using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;

@@ -40,8 +40,9 @@ inline int64_t read_scalar_int(const loom_tensor_t& t, const std::string& what) 
 }
 
 // All elements of a numeric tensor converted to Acc (float, double or int64).
-template <typename Acc>
-std::vector<Acc> read_as(const loom_tensor_t& t, const std::string& what) {
+// `what`: a string, or an object with where() (a kernel context) asked only on an error.
+template <typename Acc, typename What>
+std::vector<Acc> read_as(const loom_tensor_t& t, const What& what) {
   return dispatch<kNumeric | kBool>(t.dtype, what, [&]<typename T>() {
     const T* p = sdk::data_of<const T>(t);
     std::vector<Acc> out(count_of(t));
@@ -59,8 +60,8 @@ inline double read_scalar_float(const loom_tensor_t& t, const std::string& what)
 }
 
 // Writes `values` (in the compute type) into a tensor of any numeric dtype.
-template <typename Acc>
-void write_as(loom_tensor_t& out, std::span<const Acc> values, const std::string& what) {
+template <typename Acc, typename What>
+void write_as(loom_tensor_t& out, std::span<const Acc> values, const What& what) {
   dispatch<kNumeric | kBool>(out.dtype, what, [&]<typename T>() {
     T* p = sdk::data_of<T>(out);
     for (size_t i = 0; i < values.size(); ++i) p[i] = convert<T>(values[i]);

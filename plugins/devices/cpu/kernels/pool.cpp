@@ -137,7 +137,11 @@ void window_sums(const KernelContext& ctx, const PoolSetup& s, const C* x, F f,
   const size_t in_size = g.in_size(), out_size = g.out_size(), taps = g.kernel_size();
   const int64_t stride = g.stride.back();
   sums.assign(s.planes * out_size, 0.0);
-  nn::parallel_range(ctx, s.planes, 1, [&](size_t p0, size_t p1) {
+  // Planes per task: enough sums that a worker's hand-off pays (a streaming model's pool of
+  // 129 planes of three outputs ran as two tasks of a few hundred additions each).
+  const size_t grain =
+      std::max<size_t>(1, (size_t{1} << 14) / std::max<size_t>(1, out_size * taps));
+  nn::parallel_range(ctx, s.planes, grain, [&](size_t p0, size_t p1) {
     for (size_t p = p0; p < p1; ++p) {
       const C* xp = x + p * in_size;
       double* sp = sums.data() + p * out_size;

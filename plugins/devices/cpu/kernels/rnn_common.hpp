@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -109,7 +110,14 @@ Activation parse_activation(const std::string& name, const std::string& where);
 // Reads direction, hidden_size, clip, layout, activations and sequence_lens and validates
 // X/W/R shapes. `default_acts` = the per-direction default activation names.
 RnnConfig parse_config(const KernelContext& ctx, int gates,
-                       const std::vector<std::string>& default_acts);
+                       std::span<const char* const> default_acts);
+
+// "<node>: input <name>" for errors about an input, built only when one is reported.
+struct InputWhere {
+  const KernelContext& ctx;
+  const char* name;
+  std::string where() const { return ctx.where() + " input " + name; }
+};
 
 // Copies input i (optional ones may be missing) into a layout-0 Acc vector of `expect` dims;
 // missing optional inputs give zeros. `batch_major` marks tensors whose layout-1 form swaps
@@ -134,7 +142,7 @@ std::vector<Acc> read_input(const KernelContext& ctx, const RnnConfig& cfg, size
     fail(LOOM_ERROR_INVALID_MODEL, ctx.where() + ": input '" + name + "' must have shape " +
                                        text(want) + ", got " + text(misc::dims_of(*t)));
   }
-  std::vector<Acc> v = misc::read_as<Acc>(*t, ctx.where() + " input " + name);
+  std::vector<Acc> v = misc::read_as<Acc>(*t, InputWhere{ctx, name});
   if (!swap) return v;
   // [a, b, rest] -> [b, a, rest]
   const size_t a = static_cast<size_t>(want[0]), b = static_cast<size_t>(want[1]);
@@ -182,7 +190,7 @@ void write_y(KernelContext& ctx, const RnnConfig& cfg, loom_dtype_t dtype,
       cfg.layout == 0 ? std::vector<int64_t>{s, d, b, h} : std::vector<int64_t>{b, s, d, h};
   loom_tensor_t& out = ctx.allocate_output(0, dtype, dims);
   if (cfg.layout == 0) {
-    misc::write_as<Acc>(out, y, ctx.where());
+    misc::write_as<Acc>(out, y, ctx);
     return;
   }
   std::vector<Acc> t(y.size());
@@ -191,7 +199,7 @@ void write_y(KernelContext& ctx, const RnnConfig& cfg, loom_dtype_t dtype,
       for (int64_t bi = 0; bi < b; ++bi)
         std::copy_n(y.begin() + ((si * d + di) * b + bi) * h, h,
                     t.begin() + ((bi * s + si) * d + di) * h);
-  misc::write_as<Acc>(out, t, ctx.where());
+  misc::write_as<Acc>(out, t, ctx);
 }
 
 // Writes a final state [dirs, batch, H] (layout 1: [batch, dirs, H]) to output `index`.
@@ -204,14 +212,14 @@ void write_state(KernelContext& ctx, const RnnConfig& cfg, size_t index, loom_dt
       cfg.layout == 0 ? std::vector<int64_t>{d, b, h} : std::vector<int64_t>{b, d, h};
   loom_tensor_t& out = ctx.allocate_output(index, dtype, dims);
   if (cfg.layout == 0) {
-    misc::write_as<Acc>(out, state, ctx.where());
+    misc::write_as<Acc>(out, state, ctx);
     return;
   }
   std::vector<Acc> t(state.size());
   for (int64_t di = 0; di < d; ++di)
     for (int64_t bi = 0; bi < b; ++bi)
       std::copy_n(state.begin() + (di * b + bi) * h, h, t.begin() + (bi * d + di) * h);
-  misc::write_as<Acc>(out, t, ctx.where());
+  misc::write_as<Acc>(out, t, ctx);
 }
 
 // out[r][j] = sum_k a[r][k] * w[j][k] for r < rows, j < cols: the x·Wᵀ / h·Rᵀ products.
