@@ -239,6 +239,41 @@ TEST(OnednnQuantQOperator, QLinearConvSigned) {
   }
 }
 
+// int8 activations with zero point -128 (TFLite's after a ReLU) are read as uint8 + 128 with
+// zero point 0, oneDNN's fast int8 form: a 5x5 depthwise convolution with padded borders (whose
+// padding must stay real zero) over an odd channel count, and a 3x3 one across channels.
+void check_qlinear_conv_minus_128(int64_t channels, int64_t group, int64_t k) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_INT8, {1, channels, 12, 12});
+  m.initializer("xs", scalar(kXScale));
+  m.initializer("xz", int_tensor(LOOM_DTYPE_INT8, {}, {-128}));
+  m.initializer("w",
+                random_tensor(LOOM_DTYPE_INT8, {channels, channels / group, k, k}, 2, -128, 127));
+  m.initializer("ws", random_tensor(LOOM_DTYPE_FLOAT32, {channels}, 4, 0.002, 0.006));
+  m.initializer("wz", int_tensor(LOOM_DTYPE_INT8, {channels}, std::vector<int64_t>(channels, 0)));
+  m.initializer("ys", scalar(output_scale(channels / group * k * k)));
+  m.initializer("yz", int_tensor(LOOM_DTYPE_INT8, {}, {7}));
+  m.initializer("b", random_tensor(LOOM_DTYPE_INT32, {channels}, 3, -3000, 3000));
+  m.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}, {"y"})
+      .i("group", group)
+      .ints("pads", {k / 2, k / 2, k / 2, k / 2});
+  m.output("y");
+  std::vector<std::pair<std::string, Tensor>> in{
+      {"x", random_tensor(LOOM_DTYPE_INT8, {1, channels, 12, 12}, 1, -128, 127)}};
+  expect_within_one_step(m, in, 0);
+  if (!has_vnni()) return;  // the float form (QLinearConvSigned)
+  std::string all;
+  for (const std::string& step : compiled_steps(m, in)) all += step + "\n";
+  EXPECT_NE(all.find("loom int8 to uint8"), std::string::npos) << all;
+}
+
+TEST(OnednnQuantQOperator, QLinearConvSignedZeroPointMinus128Depthwise) {
+  check_qlinear_conv_minus_128(24, 24, 5);
+}
+TEST(OnednnQuantQOperator, QLinearConvSignedZeroPointMinus128) {
+  check_qlinear_conv_minus_128(8, 1, 3);
+}
+
 // A Clip of a QLinearConv's quantized result by bounds of its type (what the TFLite converter
 // makes of a fused RELU6): folded into the primitive (the float form's without VNNI for int8).
 void check_qlinear_conv_clip(loom_dtype_t type) {
