@@ -88,6 +88,24 @@ void for_each_tap_row(const WindowGeometry& g, size_t tap, Fn&& fn) {
   }
 }
 
+// One row of a kernel tap's walk: for_each_tap_row's arguments, the same for every plane.
+struct TapRow {
+  int64_t out_off, in_off, lo, hi, first;
+};
+
+// Every tap's rows, tap after tap (the order for_each_tap_row walks them), made once per
+// kernel call: walking the geometry again for every (n, c) plane cost more than small planes'
+// arithmetic (a streaming model's 1-D pool over 129 planes of three outputs).
+inline std::vector<TapRow> tap_rows(const WindowGeometry& g) {
+  std::vector<TapRow> rows;
+  for (size_t tap = 0; tap < g.kernel_size(); ++tap)
+    for_each_tap_row(g, tap,
+                     [&](int64_t out_off, int64_t in_off, int64_t lo, int64_t hi, int64_t first) {
+                       rows.push_back({out_off, in_off, lo, hi, first});
+                     });
+  return rows;
+}
+
 // col[(c * kernel_size + tap) * out_size + o] = x[c][input position of (o, tap)] or 0 in
 // padding, for `channels` planes of x (each in_size long).
 template <typename T>

@@ -1,8 +1,9 @@
 // Windowed pooling over [N, C, spatial...]: MaxPool (opsets 1, 8, 10, 11, 12: optional int64
 // Indices output with storage_order, ceil_mode, dilations, int8/uint8), AveragePool
-// (count_include_pad, ceil_mode) and LpPool. Each (n, c) plane is one task; within a plane the
-// window is walked one kernel tap at a time with for_each_tap_row, so every inner loop runs
-// over a contiguous (or constant-stride) output row.
+// (count_include_pad, ceil_mode) and LpPool. Planes ((n, c)) are split into tasks; within a
+// plane the window is walked one kernel tap at a time through the tap rows (for_each_tap_row's,
+// made once per call), so every inner loop runs over a contiguous (or constant-stride) output
+// row.
 #include <cmath>
 #include <limits>
 
@@ -76,7 +77,10 @@ void max_pool_kernel(KernelContext& ctx) {
     using C = nn::compute_t<T>;
     nn::ComputeInput<T> xv(x);
     nn::ComputeOutput<T> out(y);
-    nn::parallel_range(ctx, s.planes, 1, [&](size_t p0, size_t p1) {
+    const std::vector<nn::TapRow> rows = nn::tap_rows(g);
+    const size_t grain =
+        std::max<size_t>(1, (size_t{1} << 14) / std::max<size_t>(1, out_size * taps));
+    nn::parallel_range(ctx, s.planes, grain, [&](size_t p0, size_t p1) {
       std::vector<C> best(out_size);
       std::vector<int64_t> arg(out_size);
       for (size_t p = p0; p < p1; ++p) {
@@ -84,20 +88,17 @@ void max_pool_kernel(KernelContext& ctx) {
         std::fill(best.begin(), best.end(), std::numeric_limits<C>::lowest());
         std::fill(arg.begin(), arg.end(), int64_t{0});
         // Taps in row-major window order with a strict '>' keep the first maximum.
-        for (size_t tap = 0; tap < taps; ++tap) {
-          nn::for_each_tap_row(
-              g, tap, [&](int64_t out_off, int64_t in_off, int64_t lo, int64_t hi, int64_t first) {
-                for (int64_t i = 0; i < hi - lo; ++i) {
-                  const int64_t src = in_off + first + i * stride;
-                  const C v = xp[src];
-                  C& b = best[out_off + lo + i];
-                  if (v > b ||
-                      (std::isnan(static_cast<double>(v)) && !std::isnan(static_cast<double>(b)))) {
-                    b = v;
-                    arg[out_off + lo + i] = src;
-                  }
-                }
-              });
+        for (const nn::TapRow& row : rows) {
+          for (int64_t i = 0; i < row.hi - row.lo; ++i) {
+            const int64_t src = row.in_off + row.first + i * stride;
+            const C v = xp[src];
+            C& b = best[row.out_off + row.lo + i];
+            if (v > b ||
+                (std::isnan(static_cast<double>(v)) && !std::isnan(static_cast<double>(b)))) {
+              b = v;
+              arg[row.out_off + row.lo + i] = src;
+            }
+          }
         }
         std::copy(best.begin(), best.end(), out.data() + p * out_size);
         if (indices) {
@@ -141,18 +142,16 @@ void window_sums(const KernelContext& ctx, const PoolSetup& s, const C* x, F f,
   // 129 planes of three outputs ran as two tasks of a few hundred additions each).
   const size_t grain =
       std::max<size_t>(1, (size_t{1} << 14) / std::max<size_t>(1, out_size * taps));
+  const std::vector<nn::TapRow> rows = nn::tap_rows(g);
   nn::parallel_range(ctx, s.planes, grain, [&](size_t p0, size_t p1) {
     for (size_t p = p0; p < p1; ++p) {
       const C* xp = x + p * in_size;
       double* sp = sums.data() + p * out_size;
-      for (size_t tap = 0; tap < taps; ++tap) {
-        nn::for_each_tap_row(
-            g, tap, [&](int64_t out_off, int64_t in_off, int64_t lo, int64_t hi, int64_t first) {
-              const C* src = xp + in_off + first;
-              double* dst = sp + out_off + lo;
-              for (int64_t i = 0; i < hi - lo; ++i)
-                dst[i] += f(static_cast<double>(src[i * stride]));
-            });
+      for (const nn::TapRow& row : rows) {
+        const C* src = xp + row.in_off + row.first;
+        double* dst = sp + row.out_off + row.lo;
+        for (int64_t i = 0; i < row.hi - row.lo; ++i)
+          dst[i] += f(static_cast<double>(src[i * stride]));
       }
     }
   });
