@@ -1,6 +1,7 @@
 #include "device_test_support.hpp"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -614,6 +615,11 @@ std::string plugin_dir() {
 #else
   throw std::runtime_error("LOOM_TEST_PLUGIN_DIR is not set");
 #endif
+}
+
+size_t heap_in_use() {
+  struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
 }
 
 }  // namespace loom::device_testing

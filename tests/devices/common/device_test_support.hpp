@@ -152,6 +152,13 @@ void expect_copied_weights_released(const std::string& devices);
 // reuses its plan, and runs after the application freed its model handle still have the
 // weights.
 void expect_symbolic_model_runs_on(const std::string& devices);
+// Bytes the process has allocated through malloc now (small blocks and mmapped ones).
+size_t heap_in_use();
+// Two 3x3 convolutions of 256 channels (2.25 MiB of weights each) with a symbolic image size,
+// in sessions made with `options`: the plan of a second shape and a second session hold no
+// second copy of the weights (the heap grows by less than one weight's bytes), every run
+// matches cpu, and once every plan that held them is gone a new session makes them afresh.
+void expect_plans_share_weights(const loom_session_options_t& options);
 
 // Models hostile only at run time (docs/limits.md) on `devices` (fallback allowed): a Reshape to
 // a shape whose element count wraps int64, an endless Loop (stopped by the loop limit, by a

@@ -1,7 +1,9 @@
 // Session-level cases every device's tests share (device_test_support.hpp): weights a device
-// copies are released, and a model with symbolic dimensions is planned per input shape.
+// copies are released, a model with symbolic dimensions is planned per input shape, and the
+// plans and sessions of one model share the weights a device copied.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <loom/loom.hpp>
 
@@ -85,6 +87,64 @@ void expect_symbolic_model_runs_on(const std::string& devices) {
   const std::string plan = session.plan_json();
   EXPECT_NE(plan.find("\"signature\":\"x=1x4x10x10\""), std::string::npos) << plan;
   EXPECT_EQ(plan.find("\"device\":\"cpu\""), std::string::npos) << plan;
+  std::filesystem::remove(path);
+}
+
+namespace {
+
+constexpr int64_t kChannels = 256;
+constexpr size_t kWeightBytes = kChannels * kChannels * 3 * 3 * sizeof(float);  // 2.25 MiB
+
+// Two 3x3 convolutions of 256 channels, with a symbolic image size.
+std::filesystem::path conv_model() {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, kChannels, -1, -1});
+  m.initializer("w1",
+                random_tensor(LOOM_DTYPE_FLOAT32, {kChannels, kChannels, 3, 3}, 1, -.05, .05));
+  m.initializer("w2",
+                random_tensor(LOOM_DTYPE_FLOAT32, {kChannels, kChannels, 3, 3}, 2, -.05, .05));
+  m.node("Conv", {"x", "w1"}, {"h"}).ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"h"}, {"r"});
+  m.node("Conv", {"r", "w2"}, {"y"}).ints("pads", {1, 1, 1, 1});
+  m.output("y");
+  return m.save();
+}
+
+std::vector<std::pair<std::string, Tensor>> image(int64_t size) {
+  return {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, kChannels, size, size}, 3)}};
+}
+
+}  // namespace
+
+void expect_plans_share_weights(const loom_session_options_t& options) {
+  const auto path = conv_model();
+  const loom::Runtime& runtime = released_weights_runtime();
+  ModelHandle model = load_model(runtime.get(), path);
+  TestSession reference = open_session(runtime.get(), model.get(), "cpu");
+  TestSession first = open_session(runtime.get(), model.get(), options);
+  expect_outputs_match(first.run(image(6)), reference.run(image(6)));
+
+  // A second input shape: a new program, whose convolutions take the weights in the same
+  // blocked layout (it depends on the channels, not the image size).
+  size_t before = heap_in_use();
+  expect_outputs_match(first.run(image(9)), reference.run(image(9)));
+  size_t grown = heap_in_use() - std::min(heap_in_use(), before);
+  EXPECT_LT(grown, kWeightBytes) << "the plan of a second shape copied the weights again";
+
+  // A second session of the model, and its plans: the same.
+  before = heap_in_use();
+  TestSession second = open_session(runtime.get(), model.get(), options);
+  expect_outputs_match(second.run(image(6)), reference.run(image(6)));
+  expect_outputs_match(second.run(image(9)), reference.run(image(9)));
+  grown = heap_in_use() - std::min(heap_in_use(), before);
+  EXPECT_LT(grown, kWeightBytes) << "a second session copied the weights again";
+
+  // Once every program that uses them is gone, the shared weights go too: a third session
+  // made after both are closed reorders them afresh and gives the same answers.
+  first = TestSession{};
+  second = TestSession{};
+  TestSession third = open_session(runtime.get(), model.get(), options);
+  expect_outputs_match(third.run(image(7)), reference.run(image(7)));
   std::filesystem::remove(path);
 }
 

@@ -1,7 +1,6 @@
 // Plans by the shapes of the run on onednn: a model with symbolic dimensions runs wholly on the
 // device at every shape, and the plan cache stays within its bounds, freeing what it evicts.
 #include <gtest/gtest.h>
-#include <malloc.h>
 
 #include <loom/loom.hpp>
 #include <utility>
@@ -39,11 +38,6 @@ std::filesystem::path matmul_model() {
   return m.save();
 }
 
-// Bytes the process has allocated through malloc now (small blocks and mmapped ones).
-size_t heap_in_use() {
-  struct mallinfo2 info = mallinfo2();
-  return info.uordblks + info.hblkhd;
-}
 
 TestSession bounded_session(loom_runtime_t* runtime, loom_model_t* model, int64_t entries,
                             int64_t bytes) {

@@ -4,7 +4,6 @@
 #include "shared_constants.hpp"
 
 #include <gtest/gtest.h>
-#include <malloc.h>
 
 #include <cstring>
 #include <filesystem>
@@ -14,47 +13,6 @@
 
 namespace loom::device_testing {
 namespace {
-
-// The reference implementation's test vectors (SipHash-2-4, 64-bit output, key 00..0f, message
-// 00..len-1): the key must make an unkeyed collision search useless, so the function must be
-// SipHash itself.
-TEST(OnednnSharedConstants, SipHashMatchesItsReferenceVectors) {
-  const uint64_t key[2] = {0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL};
-  unsigned char message[64];
-  for (int i = 0; i < 64; ++i) message[i] = static_cast<unsigned char>(i);
-  EXPECT_EQ(onednn::siphash24(key, message, 0), 0x726fdb47dd0e0e31ULL);
-  EXPECT_EQ(onednn::siphash24(key, message, 1), 0x74f839c593dc67fdULL);
-  EXPECT_EQ(onednn::siphash24(key, message, 8), 0x93f5f5799a932462ULL);
-  EXPECT_EQ(onednn::siphash24(key, message, 15), 0xa129ca6149be45e5ULL);
-  EXPECT_EQ(onednn::siphash24(key, message, 63), 0x958a324ceb064572ULL);
-}
-
-size_t heap_in_use() {
-  struct mallinfo2 info = mallinfo2();
-  return info.uordblks + info.hblkhd;
-}
-
-constexpr int64_t kChannels = 256;
-constexpr size_t kWeightBytes = kChannels * kChannels * 3 * 3 * sizeof(float);  // 2.25 MiB
-
-// Two 3x3 convolutions of 256 channels, with a symbolic image size.
-std::filesystem::path conv_model() {
-  ModelBuilder m;
-  m.input("x", LOOM_DTYPE_FLOAT32, {1, kChannels, -1, -1});
-  m.initializer("w1",
-                random_tensor(LOOM_DTYPE_FLOAT32, {kChannels, kChannels, 3, 3}, 1, -.05, .05));
-  m.initializer("w2",
-                random_tensor(LOOM_DTYPE_FLOAT32, {kChannels, kChannels, 3, 3}, 2, -.05, .05));
-  m.node("Conv", {"x", "w1"}, {"h"}).ints("pads", {1, 1, 1, 1});
-  m.node("Relu", {"h"}, {"r"});
-  m.node("Conv", {"r", "w2"}, {"y"}).ints("pads", {1, 1, 1, 1});
-  m.output("y");
-  return m.save();
-}
-
-std::vector<std::pair<std::string, Tensor>> image(int64_t size) {
-  return {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, kChannels, size, size}, 3)}};
-}
 
 loom_session_options_t onednn_only() {
   loom_session_options_t o{};
@@ -69,35 +27,7 @@ loom_session_options_t onednn_only() {
 }
 
 TEST(OnednnSharedConstants, PlansAndSessionsOfOneModelShareTheReorderedWeights) {
-  const auto path = conv_model();
-  static const loom::Runtime runtime({plugin_dir()}, /*default_paths=*/false);
-  ModelHandle model = load_model(runtime.get(), path);
-  TestSession reference = open_session(runtime.get(), model.get(), "cpu");
-  TestSession first = open_session(runtime.get(), model.get(), onednn_only());
-  expect_outputs_match(first.run(image(6)), reference.run(image(6)));
-
-  // A second input shape: a new program, whose convolutions take the weights in the same
-  // blocked layout (it depends on the channels, not the image size).
-  size_t before = heap_in_use();
-  expect_outputs_match(first.run(image(9)), reference.run(image(9)));
-  size_t grown = heap_in_use() - std::min(heap_in_use(), before);
-  EXPECT_LT(grown, kWeightBytes) << "the plan of a second shape copied the weights again";
-
-  // A second session of the model, and its plans: the same.
-  before = heap_in_use();
-  TestSession second = open_session(runtime.get(), model.get(), onednn_only());
-  expect_outputs_match(second.run(image(6)), reference.run(image(6)));
-  expect_outputs_match(second.run(image(9)), reference.run(image(9)));
-  grown = heap_in_use() - std::min(heap_in_use(), before);
-  EXPECT_LT(grown, kWeightBytes) << "a second session copied the weights again";
-
-  // Once every program that uses them is gone, the shared weights go too: a third session
-  // made after both are closed reorders them afresh and gives the same answers.
-  first = TestSession{};
-  second = TestSession{};
-  TestSession third = open_session(runtime.get(), model.get(), onednn_only());
-  expect_outputs_match(third.run(image(7)), reference.run(image(7)));
-  std::filesystem::remove(path);
+  expect_plans_share_weights(onednn_only());
 }
 
 // Weights that differ by one element are not confused, whatever their addresses.

@@ -19,6 +19,17 @@ TEST(OpenclReleasedConstants, SymbolicShapesArePlannedPerShapeOnTheDevice) {
   expect_symbolic_model_runs_on("opencl");
 }
 
+// The plans of a symbolic model's shapes and a second session upload each weight once: they
+// share the device buffers (loom/shared_constants.hpp).
+TEST(OpenclReleasedConstants, PlansAndSessionsShareTheUploadedWeights) {
+  LOOM_REQUIRE_OPENCL();
+  loom_session_options_t o{};
+  o.struct_size = sizeof o;
+  o.devices = "opencl";
+  o.no_fallback = true;
+  expect_plans_share_weights(o);
+}
+
 // Models hostile at run time (docs/limits.md) with opencl first in the device list.
 TEST(OpenclReleasedConstants, HostileRuntimeModelsEndInAClearError) {
   LOOM_REQUIRE_OPENCL();

@@ -4,11 +4,14 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <loom/arena_plan.hpp>
 #include <loom/half.hpp>
 #include <loom/plugin.hpp>
+#include <loom/shared_constants.hpp>
 #include <map>
 
 #include "ops/ops.hpp"
@@ -129,6 +132,8 @@ Executable::Executable(Device& device, const loom_graph_t& graph, size_t arena_s
       v.host_data = info->data;
       v.host_size = info->data_size;
       v.graph_constant = true;
+      v.content_id =
+          info->struct_size > offsetof(loom_value_info_t, content_id) ? info->content_id : 0;
     }
   }
   for (size_t i = 0; i < graph.num_inputs; ++i) {
@@ -412,46 +417,51 @@ void Executable::lower_nodes() {
 }
 
 void Executable::finalize() {
-  // Constants that kernels read, uploaded once. Each lands 64-byte aligned in one buffer.
-  size_t constants_size = 0;
+  // Constants that kernels read, each in a buffer of its own, uploaded once per process: the
+  // plans of a symbolic model's input shapes (one executable each) and the sessions of one
+  // model share them by content (loom/shared_constants.hpp). Each used to upload every weight
+  // again, holding one copy per plan in device memory.
+  std::lock_guard<std::mutex> lock(device_.mutex());
+  cl_command_queue queue = device_.queue();
+  // The buffer lives in the device's context; float constants stored as fp16 are rounded once.
+  char context_text[48];
+  std::snprintf(context_text, sizeof context_text, "opencl %p ",
+                static_cast<void*>(device_.context()));
   for (const Step& s : steps_)
     for (const BufferArg& a : s.buffers) {
       Value& v = values_[a.value];
-      if (v.storage == Storage::Constant && !v.needed_on_device && v.bytes() > 0) {
-        if (v.host_size < host_bytes(v) || !v.host_data)
-          sdk::fail(LOOM_ERROR_INVALID_MODEL,
-                    "opencl: constant '" + v.name + "' has " + std::to_string(v.host_size) +
-                        " bytes of data, its shape needs " + std::to_string(host_bytes(v)));
-        v.needed_on_device = true;
-        v.byte_offset = constants_size;
-        constants_size = align_up(constants_size + v.bytes());
-      }
+      if (v.storage != Storage::Constant || v.needed_on_device || v.bytes() == 0) continue;
+      if (v.host_size < host_bytes(v) || !v.host_data)
+        sdk::fail(LOOM_ERROR_INVALID_MODEL,
+                  "opencl: constant '" + v.name + "' has " + std::to_string(v.host_size) +
+                      " bytes of data, its shape needs " + std::to_string(host_bytes(v)));
+      v.needed_on_device = true;
+      const bool f16 = stored_as_f16(v);
+      const std::string form =
+          context_text + std::string(f16 ? "f16 " : "") + std::to_string(static_cast<int>(v.dtype));
+      std::shared_ptr<void> buffer = sdk::shared_constant(
+          v.host_data, host_bytes(v), form, v.graph_constant ? v.content_id : 0, v.bytes(), [&] {
+            auto mem = std::make_shared<MemHandle>(device_.allocate(v.bytes(), "a constant"));
+            std::vector<uint16_t> halves;
+            const void* data = v.host_data;
+            if (f16) {
+              const auto* floats = static_cast<const float*>(v.host_data);
+              halves.resize(static_cast<size_t>(v.elements));
+              for (size_t i = 0; i < halves.size(); ++i) {
+                float f;
+                std::memcpy(&f, floats + i, sizeof f);  // graph data need not be 4-byte aligned
+                halves[i] = sdk::float_to_half(f);
+              }
+              data = halves.data();
+            }
+            check_cl(clEnqueueWriteBuffer(queue, mem->get(), CL_TRUE, 0, v.bytes(), data, 0,
+                                          nullptr, nullptr),
+                     "uploading constant '" + v.name + "'");
+            return std::shared_ptr<void>(mem, mem.get());
+          });
+      v.device_mem = static_cast<MemHandle*>(buffer.get())->get();
+      constant_buffers_.push_back(std::move(buffer));
     }
-  // Float constants stored as fp16 are rounded here, once; the halves stay alive until the
-  // clFinish below, since the writes do not block.
-  std::vector<std::vector<uint16_t>> halves;
-  std::lock_guard<std::mutex> lock(device_.mutex());
-  cl_command_queue queue = device_.queue();
-  if (constants_size) {
-    constants_ = device_.allocate(constants_size, "the constants");
-    for (const Value& v : values_) {
-      if (!v.needed_on_device) continue;
-      const void* data = v.host_data;
-      if (stored_as_f16(v)) {
-        const auto* floats = static_cast<const float*>(v.host_data);
-        std::vector<uint16_t>& h = halves.emplace_back(static_cast<size_t>(v.elements));
-        for (size_t i = 0; i < h.size(); ++i) {
-          float f;
-          std::memcpy(&f, floats + i, sizeof f);  // graph data need not be 4-byte aligned
-          h[i] = sdk::float_to_half(f);
-        }
-        data = h.data();
-      }
-      check_cl(clEnqueueWriteBuffer(queue, constants_.get(), CL_FALSE, v.byte_offset, v.bytes(),
-                                    data, 0, nullptr, nullptr),
-               "uploading constant '" + v.name + "'");
-    }
-  }
   if (arena_size_) arena_ = device_.allocate(arena_size_, "the arena");
   if (scratch_size_) scratch_ = device_.allocate(scratch_size_, "scratch space");
   placeholder_ = device_.allocate(kAlign, "a placeholder");
@@ -472,7 +482,7 @@ void Executable::finalize() {
                "binding the error buffer of " + s.label);
     }
   }
-  check_cl(clFinish(queue), "uploading the constants");
+  check_cl(clFinish(queue), "binding the steps' arguments");
 }
 
 }  // namespace loom::opencl

@@ -24,7 +24,7 @@ enum class Storage {
   None,      // no bytes (empty tensor) or never materialized
   Input,     // the run's input tensor `index`
   Output,    // the run's output tensor `index` (allocated per run)
-  Constant,  // the constants buffer, uploaded at compile time
+  Constant,  // a device buffer of its own, uploaded at compile time and shared by content
   Arena,     // intermediate values: the executable's arena (see plan_arena)
   Scratch,   // temporaries of one op (im2col columns), shared by all ops
 };
@@ -43,6 +43,8 @@ struct Value {
   size_t host_size = 0;
   bool needed_on_device = false;      // Constant: referenced by a kernel
   bool graph_constant = false;        // Constant: host_data is the graph's (core-owned) bytes
+  uint64_t content_id = 0;            // Constant: the host's id of those bytes (ABI 1.7), or 0
+  cl_mem device_mem = nullptr;        // Constant: its buffer (held by constant_buffers_)
   int first_use = -1, last_use = -1;  // lowered ops (nodes) whose kernels reference it
   size_t bytes() const { return static_cast<size_t>(elements) * elem_size; }
 };
@@ -198,7 +200,10 @@ class Executable final : public sdk::kit::Executable {
   std::vector<int> outputs_;              // value ids in run order
   int current_op_ = 0;
   size_t scratch_cursor_ = 0, scratch_size_ = 0;
-  MemHandle arena_, constants_, scratch_;
+  MemHandle arena_, scratch_;
+  // The constants' buffers, shared with every executable of this process that uploaded the
+  // same bytes in the same form to the same context (loom/shared_constants.hpp).
+  std::vector<std::shared_ptr<void>> constant_buffers_;
   MemHandle placeholder_;  // bound where a kernel argument is an empty tensor
 };
 

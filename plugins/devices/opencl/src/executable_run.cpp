@@ -23,7 +23,8 @@ cl_mem Executable::memory_of(const Value& v, const std::vector<std::pair<cl_mem,
       *byte_offset = 0;
       return outputs[v.index]->mem.get();
     case Storage::Constant:
-      return constants_.get();
+      *byte_offset = 0;
+      return v.device_mem;
     case Storage::Arena:
       return arena_.get();
     case Storage::Scratch:
