@@ -129,7 +129,8 @@ void expect_plans_share_weights(const loom_session_options_t& options) {
   size_t before = heap_in_use();
   expect_outputs_match(first.run(image(9)), reference.run(image(9)));
   size_t grown = heap_in_use() - std::min(heap_in_use(), before);
-  EXPECT_LT(grown, kWeightBytes) << "the plan of a second shape copied the weights again";
+  EXPECT_LT(grown, kWeightBytes) << "the plan of a second shape copied the weights again (" << grown
+                                 << " bytes more)";
 
   // A second session of the model, and its plans: the same.
   before = heap_in_use();
@@ -137,7 +138,8 @@ void expect_plans_share_weights(const loom_session_options_t& options) {
   expect_outputs_match(second.run(image(6)), reference.run(image(6)));
   expect_outputs_match(second.run(image(9)), reference.run(image(9)));
   grown = heap_in_use() - std::min(heap_in_use(), before);
-  EXPECT_LT(grown, kWeightBytes) << "a second session copied the weights again";
+  EXPECT_LT(grown, kWeightBytes) << "a second session copied the weights again (" << grown
+                                 << " bytes more)";
 
   // Once every program that uses them is gone, the shared weights go too: a third session
   // made after both are closed reorders them afresh and gives the same answers.

@@ -1,9 +1,11 @@
 #include "executable.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <loom/arena_plan.hpp>
 #include <loom/half.hpp>
+#include <loom/shared_constants.hpp>
 #include <map>
 #include <set>
 #include <variant>
@@ -290,8 +292,7 @@ Executable::Executable(Context& context, const loom_graph_t& graph, size_t arena
     plan_arena();
     arena_ = context_.memory().allocate(arena_bytes_);
     private_ = context_.memory().allocate(private_bytes_);
-    constants_ = context_.memory().allocate(constant_bytes_.size());
-    context_.upload(constant_bytes_.data(), constants_, 0, constant_bytes_.size());
+    share_constants();
     // The host copy is no longer needed; the graph view keeps the originals alive anyway.
     std::vector<uint8_t>().swap(constant_bytes_);
     record();
@@ -299,6 +300,33 @@ Executable::Executable(Context& context, const loom_graph_t& graph, size_t arena
     release();
     throw;
   }
+}
+
+void Executable::share_constants() {
+  // The plans of a symbolic model's input shapes (one executable each) and the sessions of one
+  // model upload the same constants: the block is uploaded once per context and shared by
+  // content (loom/shared_constants.hpp). Each executable used to hold its own copy in device
+  // memory. The block is freed when its last executable is.
+  char form[48];
+  std::snprintf(form, sizeof form, "vulkan %p", static_cast<void*>(&context_));
+  const size_t bytes = constant_bytes_.size();
+  MemoryPool& pool = context_.memory();
+  bool uploaded = false;
+  shared_constants_ = sdk::shared_constant(constant_bytes_.data(), bytes, form, 0, bytes, [&] {
+    uploaded = true;
+    auto block =
+        std::shared_ptr<Allocation>(new Allocation(pool.allocate(bytes)), [&pool](Allocation* a) {
+          pool.release(*a);
+          delete a;
+        });
+    context_.upload(constant_bytes_.data(), *block, 0, bytes);
+    return std::shared_ptr<void>(block, block.get());
+  });
+  constants_ = *static_cast<const Allocation*>(shared_constants_.get());
+  sdk::log(LOOM_LOG_DEBUG, "vulkan",
+           uploaded ? std::to_string(bytes) + " bytes of constants uploaded"
+                    : std::to_string(bytes) +
+                          " bytes of constants shared with another executable of this device");
 }
 
 std::vector<int> Executable::uploaded_constants() const {
@@ -326,7 +354,7 @@ void Executable::release() {
   descriptor_pool_ = VK_NULL_HANDLE;
   context_.memory().release(arena_);
   context_.memory().release(private_);
-  context_.memory().release(constants_);
+  shared_constants_.reset();  // the block goes with the last executable that shares it
   arena_ = private_ = constants_ = Allocation{};
 }
 

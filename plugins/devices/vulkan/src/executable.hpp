@@ -51,6 +51,8 @@ class Executable final : public sdk::kit::Executable {
   std::pair<VkBuffer, uint64_t> absolute(const Loc& loc) const;
   VkDescriptorBufferInfo resolve(const Loc& loc, uint32_t* word_offset) const;
   void release();
+  // Makes constants_ from constant_bytes_: a shared block with the same bytes, or a new one.
+  void share_constants();
   void submit_segments(VkCommandBuffer out_cmd, const sdk::RunControl& control);
   // Records `s` (its dispatch or copy, then a full barrier) into `cmd`; its descriptor set is
   // already written.
@@ -69,6 +71,8 @@ class Executable final : public sdk::kit::Executable {
   bool uses_error_word_ = false;
   Loc error_word_;
   Allocation arena_, constants_, private_;
+  // Holds constants_, which executables of this context with the same constants share.
+  std::shared_ptr<void> shared_constants_;
   VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer transfers_ = VK_NULL_HANDLE;
