@@ -27,6 +27,19 @@ const loom_device_api_t* load_device(const std::string& family, std::string& why
 // Why no instance of `api` is available here, or "" when one is.
 std::string unavailable(const loom_device_api_t* api);
 
+// A plain host tensor of `shape` over `bytes` bytes at `data` (not owned), as a run's input.
+inline loom_tensor_t host_tensor(loom_dtype_t dtype, const std::vector<int64_t>& shape, void* data,
+                                 size_t bytes) {
+  loom_tensor_t t{};
+  t.struct_size = sizeof t;
+  t.dtype = dtype;
+  t.rank = static_cast<int32_t>(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) t.dims[i] = shape[i];
+  t.data = data;
+  t.byte_size = bytes;
+  return t;
+}
+
 // A hand-built graph: every value with its static shape, as the core hands them over.
 struct Graph {
   std::deque<loom_value_info_t> values;

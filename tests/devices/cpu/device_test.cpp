@@ -110,17 +110,7 @@ loom_plugin_entry_fn load_entry() {
 // for this part), as the device ABI suite builds them.
 using loom::device_testing::Graph;
 
-loom_tensor_t host_tensor(loom_dtype_t dtype, std::vector<int64_t> shape, void* data,
-                          size_t bytes) {
-  loom_tensor_t t{};
-  t.struct_size = sizeof t;
-  t.dtype = dtype;
-  t.rank = static_cast<int32_t>(shape.size());
-  for (size_t i = 0; i < shape.size(); ++i) t.dims[i] = shape[i];
-  t.data = data;
-  t.byte_size = bytes;
-  return t;
-}
+using loom::device_testing::host_tensor;
 
 class CpuDeviceTest : public ::testing::Test {
  protected:

@@ -15,15 +15,7 @@ namespace {
 
 using device_testing::Graph;
 
-loom_tensor_t view_of(loom_dtype_t dtype, std::vector<int64_t> dims, void* data, size_t bytes) {
-  loom_tensor_t t = sdk::empty_tensor();
-  t.dtype = dtype;
-  t.rank = static_cast<int32_t>(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i];
-  t.data = data;
-  t.byte_size = bytes;
-  return t;
-}
+using device_testing::host_tensor;
 
 std::vector<float> floats_of(const Tensor& t) {
   const auto* p = static_cast<const float*>(t.view.data);
@@ -63,7 +55,7 @@ TEST_F(CpuExecutable, RunsReuseScopesAndLeaveNothingBehind) {
   for (float s : {1.f, -1.f, 2.f}) {
     std::vector<float> in = {s, s, s, s};
     {
-      loom_tensor_t t = view_of(LOOM_DTYPE_FLOAT32, {4}, in.data(), sizeof(float) * 4);
+      loom_tensor_t t = host_tensor(LOOM_DTYPE_FLOAT32, {4}, in.data(), sizeof(float) * 4);
       std::vector<Tensor> out = exe.run_graph(std::span<const loom_tensor_t>(&t, 1));
       ASSERT_EQ(out.size(), 2u);
       std::vector<float> relu, sum;
@@ -91,8 +83,8 @@ TEST_F(CpuExecutable, AFailedRunLeavesNothingBehindAndTheNextRunIsRight) {
   Executable exe(nullptr, pool_, *g.finish("reshape"));
   std::vector<float> in = {1, 2, 3, 4};
   auto run = [&](std::vector<int64_t> dims) {
-    loom_tensor_t t[2] = {view_of(LOOM_DTYPE_FLOAT32, {4}, in.data(), sizeof(float) * 4),
-                          view_of(LOOM_DTYPE_INT64, {2}, dims.data(), sizeof(int64_t) * 2)};
+    loom_tensor_t t[2] = {host_tensor(LOOM_DTYPE_FLOAT32, {4}, in.data(), sizeof(float) * 4),
+                          host_tensor(LOOM_DTYPE_INT64, {2}, dims.data(), sizeof(int64_t) * 2)};
     return exe.run_graph(std::span<const loom_tensor_t>(t, 2));
   };
   EXPECT_EQ(floats_of(run({2, 2}).at(0)), (std::vector<float>{2, 4, 6, 8}));
@@ -134,8 +126,8 @@ TEST_F(CpuExecutable, LoopBodiesSeeEachRunsOuterValues) {
   for (float scale : {2.f, -1.f, 0.5f}) {
     std::vector<float> in = {1, -3};
     {
-      loom_tensor_t t[2] = {view_of(LOOM_DTYPE_FLOAT32, {2}, in.data(), sizeof(float) * 2),
-                            view_of(LOOM_DTYPE_FLOAT32, {}, &scale, sizeof(float))};
+      loom_tensor_t t[2] = {host_tensor(LOOM_DTYPE_FLOAT32, {2}, in.data(), sizeof(float) * 2),
+                            host_tensor(LOOM_DTYPE_FLOAT32, {}, &scale, sizeof(float))};
       std::vector<Tensor> out = exe.run_graph(std::span<const loom_tensor_t>(t, 2));
       const float cube = scale * scale * scale;
       EXPECT_EQ(floats_of(out.at(0)), (std::vector<float>{2 * cube, -2 * cube})) << scale;
