@@ -3,8 +3,10 @@
 // kernel for it: it pools float only in channel-blocked and channels-last layouts and int8 only
 // in channels-last, and pools the rest with its simple/reference kernels (TFLite BlazeFace-like
 // models: 37-63% of the run in MaxPool of plain float or blocked int8), so such a source is
-// reordered to the layout of the neighbouring convolutions (float) or channels-last first.
+// reordered to the layout of the neighbouring convolutions (float) or channels-last first. 2-D
+// max pools of int8/uint8 run the device's own channels-last kernel (max_pool_int8.hpp).
 #include "builder.hpp"
+#include "max_pool_int8.hpp"
 
 namespace loom::onednn {
 
@@ -72,6 +74,37 @@ void emit_pool(Builder& b, int node) {
                           : dnnl::algorithm::pooling_avg_exclude_padding;
   int src = b.slot_of(x);
   const dnnl::memory::desc src_md = b.slot_md(src);
+  const dnnl::memory::data_type type = src_md.data_type();
+  if (max && !global && sr == 2 &&
+      (type == dnnl::memory::data_type::s8 || type == dnnl::memory::data_type::u8)) {
+    // int8/uint8 channels-last: the device's own kernel (max_pool_int8.hpp says why).
+    MaxPoolInt8Shape shape;
+    shape.batch = xd[0];
+    shape.channels = xd[1];
+    shape.height = xd[2];
+    shape.width = xd[3];
+    shape.out_height = yd[2];
+    shape.out_width = yd[3];
+    shape.kernel_h = kernel[0];
+    shape.kernel_w = kernel[1];
+    shape.stride_h = strides[0];
+    shape.stride_w = strides[1];
+    shape.dilation_h = dilation[0] + 1;
+    shape.dilation_w = dilation[1] + 1;
+    shape.pad_top = pad_l[0];
+    shape.pad_left = pad_l[1];
+    shape.is_signed = type == dnnl::memory::data_type::s8;
+    const int nhwc = b.as(x, dnnl::memory::desc(xd, type, tag::acdb));
+    const int dst = b.define(y, dnnl::memory::desc(yd, type, tag::acdb));
+    b.add_kernel_step(
+        [shape](const std::unordered_map<int, dnnl::memory>& mem) {
+          max_pool_int8(shape, mem.at(DNNL_ARG_SRC).get_data_handle(),
+                        mem.at(DNNL_ARG_DST).get_data_handle());
+        },
+        {{DNNL_ARG_SRC, nhwc}, {DNNL_ARG_DST, dst}},
+        n.op + " " + n.view->name + " [loom max pool int8]", "loom max pool int8");
+    return;
+  }
   auto make = [&](const dnnl::memory::desc& from) {
     dnnl::memory::desc dst_md(yd, from.data_type(), tag::any);
     dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, a, from, dst_md, strides,

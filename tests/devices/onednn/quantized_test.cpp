@@ -438,6 +438,46 @@ TEST(OnednnQuantLinear, MaxPoolOnQuantized) {
   EXPECT_EQ(pools, 1u);
 }
 
+// 2-D max pools of int8/uint8 run the device's own channels-last kernel (max_pool_int8.cpp):
+// against cpu for both types, channel counts below, at and across a 64-byte vector (with a
+// tail), strides, dilations, asymmetric pads and ceil_mode.
+struct QuantPool {
+  loom_dtype_t type;
+  int64_t channels, size;
+  std::vector<int64_t> kernel, strides, pads, dilations;
+  int64_t ceil_mode = 0;
+};
+
+void check_quant_pool(const QuantPool& c) {
+  const bool s8 = c.type == LOOM_DTYPE_INT8;
+  ModelBuilder m;
+  m.input("x", c.type, {1, c.channels, c.size, c.size});
+  m.initializer("s", scalar(0.05f));
+  m.initializer("z", int_tensor(c.type, {}, {s8 ? -128 : 77}));
+  m.node("DequantizeLinear", {"x", "s", "z"}, {"d"});
+  NodeRef pool = m.node("MaxPool", {"d"}, {"p"});
+  pool.ints("kernel_shape", c.kernel).ints("strides", c.strides).ints("pads", c.pads);
+  if (!c.dilations.empty()) pool.ints("dilations", c.dilations);
+  if (c.ceil_mode) pool.i("ceil_mode", 1);
+  m.node("QuantizeLinear", {"p", "s", "z"}, {"y"});
+  m.output("y");
+  std::vector<std::pair<std::string, Tensor>> in{
+      {"x",
+       random_tensor(c.type, {1, c.channels, c.size, c.size}, 7, s8 ? -128 : 0, s8 ? 127 : 255)}};
+  expect_within_one_step(m, in, 0);
+  std::string all;
+  for (const std::string& step : compiled_steps(m, in)) all += step + "\n";
+  EXPECT_NE(all.find("loom max pool int8"), std::string::npos) << all;
+}
+
+TEST(OnednnQuantLinear, MaxPoolInt8OwnKernel) {
+  check_quant_pool({LOOM_DTYPE_INT8, 24, 16, {2, 2}, {2, 2}, {0, 0, 0, 0}, {}});   // TFLite's
+  check_quant_pool({LOOM_DTYPE_UINT8, 64, 15, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}});  // ResNet's
+  check_quant_pool({LOOM_DTYPE_UINT8, 70, 9, {3, 2}, {1, 2}, {0, 1, 2, 0}, {}});   // a tail
+  check_quant_pool({LOOM_DTYPE_INT8, 130, 11, {3, 3}, {2, 1}, {1, 1, 1, 1}, {2, 2}});
+  check_quant_pool({LOOM_DTYPE_INT8, 5, 10, {3, 3}, {2, 2}, {0, 0, 0, 0}, {}, 1});  // ceil
+}
+
 // DequantizeLinear -> GlobalAveragePool (a quantized CNN's last feature map) is one pass over
 // the int8 tensor (ops_quant.cpp): the same means as the cpu device's float ones, for uint8
 // and int8, a plain and a channels-last source (after an int8 convolution), several images;
