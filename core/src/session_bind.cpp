@@ -174,10 +174,10 @@ Session::BoundInputs Session::bind_inputs(const std::vector<std::string>& names,
   bound.resize(g.inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string& name = names[i];
-    int id = g.find(name);
-    size_t k = 0;
+    const int id = g.find(name);
+    size_t k = 0;  // its position in g.inputs (none for an unknown name: find gives -1)
     while (k < g.inputs.size() && g.inputs[k] != id) ++k;
-    if (id < 0 || !g.values[id].graph_input || k == g.inputs.size()) {
+    if (k == g.inputs.size()) {
       std::string list;
       for (int in : g.inputs)
         if (!g.values[in].constant) list += (list.empty() ? "" : ", ") + g.values[in].name;

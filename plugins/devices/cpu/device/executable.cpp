@@ -95,9 +95,12 @@ class NodeContext final : public KernelContext {
   NodeContext(Executable& exe, const CompiledGraph& cg, const CompiledNode& cn, Scope& scope)
       : KernelContext(attrs_), attrs_(*cn.node), exe_(exe), cg_(cg), cn_(cn), scope_(scope) {
     const size_t n = cn.node->num_outputs;
-    if (n > inline_outputs_.size()) more_outputs_.resize(n);
-    outputs_ = n > inline_outputs_.size() ? std::span<Tensor>(more_outputs_)
-                                          : std::span<Tensor>(inline_outputs_.data(), n);
+    if (n <= inline_outputs_.size()) {
+      outputs_ = std::span<Tensor>(inline_outputs_.data(), n);
+    } else {
+      more_outputs_.resize(n);
+      outputs_ = std::span<Tensor>(more_outputs_);
+    }
   }
 
   const loom_graph_t& graph() const override { return *cg_.graph; }
@@ -357,11 +360,16 @@ PooledScope::PooledScope(const CompiledGraph& cg, const Scope* parent) : cg_(cg)
 PooledScope::~PooledScope() {
   Scope& s = *scope_;
   s.parent = nullptr;
-  for (size_t v = 0; v < s.values.size(); ++v)
-    if (s.present[v] && cg_.constants[v].view.dtype == LOOM_DTYPE_UNDEFINED) {
+  for (size_t v = 0; v < s.values.size(); ++v) {
+    const Tensor& constant = cg_.constants[v];
+    if (constant.view.dtype != LOOM_DTYPE_UNDEFINED) {
+      // A constant stays bound: the run may have bound an input of the same value over it.
+      if (s.values[v].view.data != constant.view.data) s.values[v] = constant;
+    } else if (s.present[v]) {
       s.values[v] = Tensor{};
       s.present[v] = false;
     }
+  }
   std::lock_guard<std::mutex> lock(cg_.spare_mutex);
   // As many as run at once (concurrent runs, a Loop's body inside another run of it) are kept.
   if (cg_.spare_scopes.size() < CompiledGraph::kSpareScopes)
@@ -439,13 +447,7 @@ std::vector<Tensor> Executable::run_nested(const loom_graph_t& graph,
 std::vector<Tensor> Executable::execute(const CompiledGraph& cg, Scope& scope,
                                         const sdk::RunControl* profile) {
   const loom_graph_t& g = *cg.graph;
-  for (int32_t c : cg.constant_values) {  // bound when the scope was made; never released
-    auto v = static_cast<size_t>(c);
-    if (!scope.present[v]) {
-      scope.values[v] = cg.constants[v];
-      scope.present[v] = true;
-    }
-  }
+  // Constants are bound already: PooledScope binds them and never releases them.
   for (int32_t v : cg.outer_scope_values) {
     auto index = static_cast<size_t>(v);
     if (scope.present[index]) continue;

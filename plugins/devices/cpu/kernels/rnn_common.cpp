@@ -69,11 +69,6 @@ const ActivationInfo& find_activation(std::string_view name, const Where& where)
 
 }  // namespace
 
-Activation parse_activation(const std::string& name, const std::string& where) {
-  const ActivationInfo& info = find_activation(name, [&] { return where; });
-  return Activation{info.kind, info.default_alpha, info.default_beta};
-}
-
 RnnConfig parse_config(const KernelContext& ctx, int gates,
                        std::span<const char* const> default_acts) {
   RnnConfig cfg;

@@ -105,8 +105,6 @@ struct RnnConfig {
   }
 };
 
-Activation parse_activation(const std::string& name, const std::string& where);
-
 // Reads direction, hidden_size, clip, layout, activations and sequence_lens and validates
 // X/W/R shapes. `default_acts` = the per-direction default activation names.
 RnnConfig parse_config(const KernelContext& ctx, int gates,

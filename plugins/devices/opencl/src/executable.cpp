@@ -4,7 +4,6 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
-#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -132,8 +131,7 @@ Executable::Executable(Device& device, const loom_graph_t& graph, size_t arena_s
       v.host_data = info->data;
       v.host_size = info->data_size;
       v.graph_constant = true;
-      v.content_id =
-          info->struct_size > offsetof(loom_value_info_t, content_id) ? info->content_id : 0;
+      if (LOOM_HAS_MEMBER(info, loom_value_info_t, content_id)) v.content_id = info->content_id;
     }
   }
   for (size_t i = 0; i < graph.num_inputs; ++i) {

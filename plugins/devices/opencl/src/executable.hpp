@@ -38,7 +38,7 @@ struct Value {
   size_t elem_size = 0;  // in device buffers: 2 for float32 under fp16 storage (precision=f16)
   Storage storage = Storage::None;
   size_t index = 0;                 // Input / Output position
-  size_t byte_offset = 0;           // Constant / Arena / Scratch
+  size_t byte_offset = 0;           // Arena / Scratch
   const void* host_data = nullptr;  // Constant: graph-owned or in owned_constants_
   size_t host_size = 0;
   bool needed_on_device = false;      // Constant: referenced by a kernel
