@@ -1,6 +1,9 @@
 #include "cost_model.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -81,23 +84,39 @@ double value_bytes(const Graph& g, int id, const std::vector<ValueFacts>& facts)
   return static_cast<double>(elem) * element_count(value_shape(g, id, facts));
 }
 
-DeviceCost default_device_cost(const std::string& family, bool host_memory) {
-  // Orders of magnitude for a typical machine of each kind; they rank choices, they do not
-  // predict latency. Users with other hardware override them (apply_cost_overrides).
-  static const std::map<std::string, DeviceCost> table = {
-      {"cpu", {20, 0, 0, 1, true}},      // the plain reference kernels
-      {"neon", {100, 0, 0, 1, true}},    // vectorized Arm kernels
-      {"onednn", {200, 0, 0, 2, true}},  // oneDNN primitives on the host CPU
-      {"opencl", {500, 8, 20, 20, false}},
-      {"vulkan", {1000, 8, 20, 20, false}}};
-  DeviceCost c;
-  auto it = table.find(family);
-  if (it != table.end())
-    c = it->second;
-  else if (!host_memory)
-    c = {500, 8, 20, 20, false};
-  c.host_memory = host_memory;
-  if (!host_memory && c.transfer_gbps <= 0) c.transfer_gbps = 8;
+DeviceCost default_device_cost(bool host_memory) {
+  // Orders of magnitude; they rank choices, they do not predict latency. Devices state their own
+  // (device_cost), users with other hardware override them (apply_cost_overrides).
+  if (host_memory) return {50, 0, 0, 2, true};
+  return {500, 8, 20, 20, false};  // a GPU-class device behind PCIe-class copies
+}
+
+DeviceCost device_cost(const loom_device_info_t& info, std::vector<std::string>* ignored) {
+  DeviceCost c = default_device_cost(info.flags & LOOM_DEVICE_HOST_MEMORY);
+  struct Hint {
+    const char* name;
+    double stated;
+    double* into;
+  };
+  const bool stated = LOOM_HAS_MEMBER(&info, loom_device_info_t, cost_launch_us);
+  const Hint hints[] = {
+      {"cost_gflops", stated ? info.cost_gflops : 0, &c.gflops},
+      {"cost_transfer_gbps", stated ? info.cost_transfer_gbps : 0, &c.transfer_gbps},
+      {"cost_transfer_latency_us", stated ? info.cost_transfer_latency_us : 0,
+       &c.transfer_latency_us},
+      {"cost_launch_us", stated ? info.cost_launch_us : 0, &c.launch_us}};
+  for (const Hint& h : hints) {
+    if (h.stated == 0) continue;
+    if (!(h.stated > 0) || !std::isfinite(h.stated) || h.stated > 1e12) {
+      if (ignored)
+        ignored->push_back(
+            fmt::format("device '{}' states {} = {:g}, which is not a number from 0 to 1e12; using "
+                        "{:g} instead",
+                        info.name, h.name, h.stated, *h.into));
+      continue;
+    }
+    *h.into = h.stated;
+  }
   return c;
 }
 

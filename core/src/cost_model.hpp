@@ -2,7 +2,8 @@
 // between devices costs. It only has to rank alternatives (keep an island on its preferred
 // device or move it next to its neighbours), so it is deliberately simple and documented in
 // docs/architecture.md ("Cost model"): FLOPs per op family from shapes, bytes at device
-// boundaries, per-device throughput / bandwidth / latency defaults that a user can override.
+// boundaries, per-device throughput / bandwidth / latency that each device states (ABI 1.9 cost
+// hints, over generic defaults) and a user can override.
 #pragma once
 
 #include <string>
@@ -21,9 +22,14 @@ struct DeviceCost {
   bool host_memory = true;          // host-memory devices exchange tensors without copies
 };
 
-// Defaults for a device family ("cpu", "onednn", "vulkan", ...); unknown families get
-// middle-of-the-road numbers. `host_memory` comes from the device's info flags.
-DeviceCost default_device_cost(const std::string& family, bool host_memory);
+// Middle-of-the-road numbers for a device that states no cost hints: a host-memory device (its
+// info flags say LOOM_DEVICE_HOST_MEMORY) or one whose memory the core copies.
+DeviceCost default_device_cost(bool host_memory);
+
+// A device's costs: the hints of its info (ABI 1.9, read only where its struct_size covers them)
+// over default_device_cost. A hint of 0 is no hint; one that is negative, not finite or above
+// 1e12 is not used, and a sentence naming it is appended to `ignored`.
+DeviceCost device_cost(const loom_device_info_t& info, std::vector<std::string>* ignored);
 
 // Applies "DEVICE.KEY=VALUE;..." (KEY: gflops, transfer_gbps, transfer_latency_us, launch_us;
 // DEVICE: a name from `names` or "*" for all) to `costs`. Throws an Error naming the bad item.

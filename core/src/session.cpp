@@ -366,11 +366,13 @@ std::vector<ValueFacts> Session::declared_facts() const {
 
 // Fills device_costs_ and returns the devices' labels, in --device order.
 std::vector<std::string> Session::init_device_costs() {
-  // The cost model: defaults per device family, then $LOOM_COST_MODEL, then the session option.
+  // The cost model: what each device states (ABI 1.9 hints over generic defaults), then
+  // $LOOM_COST_MODEL, then the session option.
   std::vector<std::string> names;
   for (size_t d = 0; d < devices_.size(); ++d) {
-    std::string family = device_labels_[d].substr(0, device_labels_[d].find(':'));
-    device_costs_.push_back(default_device_cost(family, devices_[d]->host_memory()));
+    std::vector<std::string> ignored;
+    device_costs_.push_back(device_cost(devices_[d]->info(), &ignored));
+    for (const std::string& why : ignored) runtime_.log(LOOM_LOG_WARNING, "scheduler", why);
     names.push_back(device_labels_[d]);
   }
   if (const char* env = std::getenv("LOOM_COST_MODEL"); env && *env) {

@@ -150,7 +150,12 @@ static_assert(offsetof(loom_device_info_t, description) == 72, "ABI 1.0 layout o
 static_assert(offsetof(loom_device_info_t, available) == 328, "ABI 1.0 layout of loom_device_info_t::available changed");
 static_assert(offsetof(loom_device_info_t, unavailable_reason) == 329, "ABI 1.0 layout of loom_device_info_t::unavailable_reason changed");
 static_assert(offsetof(loom_device_info_t, flags) == 588, "ABI 1.0 layout of loom_device_info_t::flags changed");
-static_assert(sizeof(loom_device_info_t) == 592, "ABI 1.0 layout of loom_device_info_t changed");
+// ABI 1.9 appended the cost hints: the 1.0 prefix (592 bytes) is unchanged.
+static_assert(offsetof(loom_device_info_t, cost_gflops) == 592, "ABI 1.9 layout of loom_device_info_t::cost_gflops changed");
+static_assert(offsetof(loom_device_info_t, cost_transfer_gbps) == 600, "ABI 1.9 layout of loom_device_info_t::cost_transfer_gbps changed");
+static_assert(offsetof(loom_device_info_t, cost_transfer_latency_us) == 608, "ABI 1.9 layout of loom_device_info_t::cost_transfer_latency_us changed");
+static_assert(offsetof(loom_device_info_t, cost_launch_us) == 616, "ABI 1.9 layout of loom_device_info_t::cost_launch_us changed");
+static_assert(sizeof(loom_device_info_t) == 624, "ABI 1.9 layout of loom_device_info_t changed");
 static_assert(offsetof(loom_device_create_args_t, struct_size) == 0, "ABI 1.0 layout of loom_device_create_args_t::struct_size changed");
 static_assert(offsetof(loom_device_create_args_t, host) == 8, "ABI 1.0 layout of loom_device_create_args_t::host changed");
 static_assert(offsetof(loom_device_create_args_t, instance) == 16, "ABI 1.0 layout of loom_device_create_args_t::instance changed");
@@ -257,8 +262,8 @@ static_assert(LOOM_DTYPE_FLOAT8E4M3FN == 17 && LOOM_DTYPE_FLOAT8E4M3FNUZ == 18 &
                   LOOM_DTYPE_FLOAT6E2M3 == 27 && LOOM_DTYPE_FLOAT6E3M2 == 28,
               "ABI 1.6 dtype numbering changed");
 
-TEST(AbiLayout, VersionIsOnePointEight) {
-  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010008u);
+TEST(AbiLayout, VersionIsOnePointNine) {
+  EXPECT_EQ(LOOM_ABI_VERSION, 0x00010009u);
   EXPECT_EQ(LOOM_MAX_RANK, 16);
   EXPECT_EQ(LOOM_DTYPE_BFLOAT16, 16);
   EXPECT_EQ(LOOM_ATTR_STRINGS, 8);

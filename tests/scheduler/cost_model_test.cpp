@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstdio>
+#include <limits>
+
 #include "shape_subgraphs.hpp"
 #include "status.hpp"
 
@@ -80,24 +84,85 @@ TEST(CostModel, UnknownShapesAndDataMovementCostNothing) {
 }
 
 TEST(CostModel, TransfersCostNothingBetweenHostMemoryDevices) {
-  DeviceCost cpu = default_device_cost("cpu", true);
-  DeviceCost onednn = default_device_cost("onednn", true);
-  DeviceCost gpu = default_device_cost("vulkan", false);
+  DeviceCost cpu = default_device_cost(true);
+  DeviceCost onednn = default_device_cost(true);
+  onednn.gflops = 200;
+  DeviceCost gpu = default_device_cost(false);
   EXPECT_EQ(transfer_seconds(cpu, onednn, 1e9), 0);
-  EXPECT_GT(onednn.gflops, cpu.gflops);
   // 8 GB/s plus 20 us latency each way.
   EXPECT_NEAR(transfer_seconds(cpu, gpu, 8e9), 1.0 + 20e-6, 1e-9);
   EXPECT_NEAR(transfer_seconds(gpu, gpu, 0), 40e-6, 1e-12);
-  // A device the table does not know still gets sane numbers, remote ones if it says so.
-  DeviceCost other = default_device_cost("someaccel", false);
-  EXPECT_FALSE(other.host_memory);
-  EXPECT_GT(other.transfer_gbps, 0);
+  EXPECT_FALSE(gpu.host_memory);
+  EXPECT_GT(gpu.transfer_gbps, 0);
+}
+
+loom_device_info_t device_info(const char* name, uint32_t flags) {
+  loom_device_info_t info{};
+  info.struct_size = sizeof info;
+  std::snprintf(info.name, sizeof info.name, "%s", name);
+  info.available = true;
+  info.flags = flags;
+  return info;
+}
+
+// ABI 1.9: a device states its own costs; 0 keeps the host's default; the default depends on
+// whether the device has host memory, not on its name.
+TEST(CostModel, DevicesStateTheirOwnCosts) {
+  loom_device_info_t gpu = device_info("vulkan", 0);
+  gpu.cost_gflops = 3000;
+  gpu.cost_transfer_gbps = 25;
+  gpu.cost_launch_us = 5;
+  std::vector<std::string> ignored;
+  DeviceCost c = device_cost(gpu, &ignored);
+  EXPECT_EQ(c.gflops, 3000);
+  EXPECT_EQ(c.transfer_gbps, 25);
+  EXPECT_EQ(c.transfer_latency_us, default_device_cost(false).transfer_latency_us);
+  EXPECT_EQ(c.launch_us, 5);
+  EXPECT_FALSE(c.host_memory);
+  EXPECT_TRUE(ignored.empty());
+
+  // No hints: the defaults by memory kind, whatever the device is called.
+  loom_device_info_t plain = device_info("onednn", LOOM_DEVICE_HOST_MEMORY);
+  c = device_cost(plain, &ignored);
+  EXPECT_EQ(c.gflops, default_device_cost(true).gflops);
+  EXPECT_EQ(c.launch_us, default_device_cost(true).launch_us);
+  EXPECT_TRUE(c.host_memory);
+
+  // A device built before 1.9 fills a shorter struct: what lies past its struct_size is not
+  // read, even where the bytes are not zero.
+  loom_device_info_t old = device_info("old", LOOM_DEVICE_HOST_MEMORY);
+  old.struct_size = offsetof(loom_device_info_t, cost_gflops);
+  old.cost_gflops = 7;
+  EXPECT_EQ(device_cost(old, &ignored).gflops, default_device_cost(true).gflops);
+  EXPECT_TRUE(ignored.empty());
+}
+
+TEST(CostModel, AbsurdCostHintsAreIgnoredAndNamed) {
+  loom_device_info_t info = device_info("accel", 0);
+  info.cost_gflops = -1;
+  info.cost_transfer_gbps = std::numeric_limits<double>::quiet_NaN();
+  info.cost_transfer_latency_us = std::numeric_limits<double>::infinity();
+  info.cost_launch_us = 1e13;
+  std::vector<std::string> ignored;
+  DeviceCost c = device_cost(info, &ignored);
+  DeviceCost d = default_device_cost(false);
+  EXPECT_EQ(c.gflops, d.gflops);
+  EXPECT_EQ(c.transfer_gbps, d.transfer_gbps);
+  EXPECT_EQ(c.transfer_latency_us, d.transfer_latency_us);
+  EXPECT_EQ(c.launch_us, d.launch_us);
+  ASSERT_EQ(ignored.size(), 4u);
+  EXPECT_NE(ignored[0].find("device 'accel' states cost_gflops = -1, which is not a number from 0 "
+                            "to 1e12; using 500 instead"),
+            std::string::npos)
+      << ignored[0];
+  EXPECT_NE(ignored[1].find("cost_transfer_gbps = nan"), std::string::npos) << ignored[1];
+  EXPECT_NE(ignored[2].find("cost_transfer_latency_us = inf"), std::string::npos) << ignored[2];
+  EXPECT_NE(ignored[3].find("cost_launch_us = 1e+13"), std::string::npos) << ignored[3];
 }
 
 TEST(CostModel, OverridesApplyByDeviceNameOrToAll) {
   std::vector<std::string> names = {"vulkan", "cpu"};
-  std::vector<DeviceCost> costs = {default_device_cost("vulkan", false),
-                                   default_device_cost("cpu", true)};
+  std::vector<DeviceCost> costs = {default_device_cost(false), default_device_cost(true)};
   apply_cost_overrides("vulkan.gflops=2000; *.launch_us=7,cpu.gflops=33", names, costs);
   EXPECT_EQ(costs[0].gflops, 2000);
   EXPECT_EQ(costs[1].gflops, 33);

@@ -76,8 +76,17 @@ def check_model(env, model, expect_copies, inputs=()):
     """Runs `model` on cpu and on the two devices; returns the free-transfer run's plan."""
     name = os.path.basename(model)
     reference, _ = env.outputs(model, "cpu", "--device", "cpu", inputs=inputs)
-    got, _ = env.outputs(model, "two", *TWO_DEVICES, inputs=inputs)
+    got, p = env.outputs(model, "two", *TWO_DEVICES, "--explain", "--json", inputs=inputs)
     compare(reference, got, f"{name} on two devices, default cost model")
+    # The devices' own cost hints (ABI 1.9) reach the plan: sched_remote states 512 GFLOP/s,
+    # 8 GB/s, 20 us per copy and per launch; sched_host states none and gets the host's defaults
+    # for a host-memory device (50 GFLOP/s, 2 us).
+    costs = {c["device"]: c for c in json.loads(p.stdout)["plan"]["cost_model"]}
+    assert (costs["sched_remote"]["gflops"], costs["sched_remote"]["transfer_gbps"],
+            costs["sched_remote"]["transfer_latency_us"], costs["sched_remote"]["launch_us"],
+            costs["sched_remote"]["host_memory"]) == (512, 8, 20, 20, False), costs
+    assert (costs["sched_host"]["gflops"], costs["sched_host"]["launch_us"],
+            costs["sched_host"]["host_memory"]) == (50, 2, True), costs
     # With the full cpu device behind the copy-only device, the cost model may move islands
     # that save less than their transfers cost back to the host: still the same outputs.
     got, _ = env.outputs(model, "remote-cpu", "--device", "sched_remote,cpu", inputs=inputs)

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <loom/device_kit.hpp>
 #include <loom/half.hpp>
@@ -107,6 +108,30 @@ TEST(PickInstance, FirstUsableOrTheOneAskedFor) {
   EXPECT_NE(e.find("gpu:0: driver too old; gpu:1: no memory"), std::string::npos) << e;
   EXPECT_GE(kit::resolve_threads(0), 1);
   EXPECT_EQ(kit::resolve_threads(3), 3);
+}
+
+// get_info hands the instance's cost hints (ABI 1.9) to a host that reads them and writes
+// nothing past the struct_size of a host built before them.
+TEST(DeviceInfo, CostHintsFillAsFarAsTheCallerReads) {
+  kit::InstanceInfo info{"gpu:0", "a GPU", "", 0, {750, 12, 15, 9}};
+  loom_device_info_t out{};
+  out.struct_size = sizeof out;
+  kit::detail::fill_info(info, &out);
+  EXPECT_EQ(out.struct_size, sizeof out);
+  EXPECT_STREQ(out.name, "gpu:0");
+  EXPECT_EQ(out.cost_gflops, 750);
+  EXPECT_EQ(out.cost_transfer_gbps, 12);
+  EXPECT_EQ(out.cost_transfer_latency_us, 15);
+  EXPECT_EQ(out.cost_launch_us, 9);
+
+  const size_t old_size = offsetof(loom_device_info_t, cost_gflops);  // a 1.8 host
+  std::vector<unsigned char> bytes(sizeof(loom_device_info_t), 0xAB);
+  loom_device_info_t* old = reinterpret_cast<loom_device_info_t*>(bytes.data());
+  old->struct_size = old_size;
+  kit::detail::fill_info(info, old);
+  EXPECT_EQ(old->struct_size, old_size);
+  EXPECT_STREQ(old->name, "gpu:0");
+  for (size_t i = old_size; i < bytes.size(); ++i) ASSERT_EQ(bytes[i], 0xAB) << i;
 }
 
 TEST(Half, EveryHalfRoundTripsAndFloatsRoundToNearestEven) {

@@ -208,6 +208,10 @@ class Device final : public kit::Device {
   dnnl::engine engine_;
 };
 
+// The scheduler's cost hints (ABI 1.9): JIT-compiled primitives in host memory, ten times the
+// reference cpu device; a launch costs a little more (the program's steps and reorders).
+constexpr kit::CostHints kCost{200, 0, 0, 2};
+
 class Family final : public kit::Family {
  public:
   Family() : kit::Family("onednn") {}
@@ -217,7 +221,7 @@ class Family final : public kit::Family {
              "oneDNN " + std::to_string(dnnl_version()->major) + "." +
                  std::to_string(dnnl_version()->minor) + " on " + cpu_model() + " (" + isa_name() +
                  ")",
-             "", LOOM_DEVICE_HOST_MEMORY}};
+             "", LOOM_DEVICE_HOST_MEMORY, kCost}};
   }
 
   // threads=N, precision=f32|bf16|f16, winograd=auto|tune|off, dw_fusion=auto|off,
@@ -269,7 +273,7 @@ class Family final : public kit::Family {
     kit::InstanceInfo info{"onednn",
                            "oneDNN on " + cpu_model() + " (" + isa_name() + "), " +
                                std::to_string(o.threads) + " threads, " + (o.bf16 ? "bf16" : "f32"),
-                           "", LOOM_DEVICE_HOST_MEMORY};
+                           "", LOOM_DEVICE_HOST_MEMORY, kCost};
     return std::make_unique<Device>(std::move(info), o);
   }
 };

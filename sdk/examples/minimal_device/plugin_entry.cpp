@@ -15,8 +15,12 @@ namespace kit = loom::sdk::kit;
 constexpr const char* kName = "minimal";
 constexpr const char* kDescription = "SDK example: float32 Relu and same-shape Add in host memory";
 
+// What the scheduler should assume of this device (ABI 1.9 cost hints; 0 = the host's default):
+// scalar loops, about a GFLOP/s, and a cheap launch. Host memory: no transfer costs.
+constexpr kit::CostHints kCost{1, 0, 0, 1};
+
 kit::InstanceInfo instance() {
-  return {kName, kDescription, "", LOOM_DEVICE_HOST_MEMORY};
+  return {kName, kDescription, "", LOOM_DEVICE_HOST_MEMORY, kCost};
 }
 
 class Device final : public kit::Device {

@@ -10,7 +10,8 @@
 //   - run checks the number of inputs and outputs and each input's dtype against the compiled
 //     subgraph, hands the device zeroed outputs and, when the run fails, frees the outputs it
 //     had already made (rollback), so the caller never owns half a result;
-//   - loom_device_info_t is filled honouring the caller's struct_size;
+//   - loom_device_info_t is filled honouring the caller's struct_size, cost hints (ABI 1.9)
+//     included;
 //   - device options are read by kit::OptionReader (threads, precision and the device's own keys,
 //     with one wording for every error), instances are picked by kit::pick_instance.
 // Header-only, on top of plugin.hpp and host_memory.hpp. The ABI's handle types stay opaque:
@@ -43,12 +44,23 @@
 
 namespace loom::sdk::kit {
 
+// The scheduler's cost hints of an instance (loom_device_info_t's cost_* members, ABI 1.9; the
+// units are theirs). 0 = no hint: the host's default applies. They rank placements, they need not
+// predict latency; the transfer numbers matter only without LOOM_DEVICE_HOST_MEMORY.
+struct CostHints {
+  double gflops = 0;               // sustained arithmetic throughput, 1e9 FLOP/s
+  double transfer_gbps = 0;        // host <-> device bandwidth, 1e9 bytes/s
+  double transfer_latency_us = 0;  // fixed cost of one copy to or from the host
+  double launch_us = 0;            // fixed cost of running one executable
+};
+
 // One instance as enumerate lists it and get_info describes it.
 struct InstanceInfo {
   std::string name;         // "cpu", "opencl:1"
   std::string description;  // hardware, driver, threads...
   std::string unavailable;  // why it cannot be used here; empty when it can
   uint32_t flags = 0;       // LOOM_DEVICE_*
+  CostHints cost{};         // what the scheduler should assume of it
 };
 
 // Device memory. `size` is what the core may address (copies and input tensors are checked
@@ -411,6 +423,10 @@ inline void fill_info(const InstanceInfo& info, loom_device_info_t* out) {
   filled.available = info.unavailable.empty();
   copy_text(filled.unavailable_reason, sizeof filled.unavailable_reason, info.unavailable);
   filled.flags = info.flags;
+  filled.cost_gflops = info.cost.gflops;
+  filled.cost_transfer_gbps = info.cost.transfer_gbps;
+  filled.cost_transfer_latency_us = info.cost.transfer_latency_us;
+  filled.cost_launch_us = info.cost.launch_us;
   std::memcpy(out, &filled, size);
 }
 

@@ -32,6 +32,9 @@
  *   1.8  loom_compile_args_t gains `free_axis` (appended): a device tells which axes of the
  *        subgraph's inputs its executable runs at any extent, so that a model whose inputs grow
  *        at every run (a generation loop's key-value cache) is not compiled again per extent.
+ *   1.9  loom_device_info_t gains cost hints (appended: `cost_gflops`, `cost_transfer_gbps`,
+ *        `cost_transfer_latency_us`, `cost_launch_us`): a device states its own throughput and
+ *        transfer costs for the scheduler instead of the host knowing device names.
  *
  * Versioning rules
  *   - LOOM_ABI_VERSION = (major << 16) | minor. A plugin and a host of different majors never
@@ -72,7 +75,7 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------ */
 
 #define LOOM_ABI_VERSION_MAJOR 1
-#define LOOM_ABI_VERSION_MINOR 8
+#define LOOM_ABI_VERSION_MINOR 9
 #define LOOM_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
 #define LOOM_ABI_VERSION LOOM_MAKE_ABI_VERSION(LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR)
 #define LOOM_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -477,6 +480,18 @@ typedef struct loom_device_info_t {
   bool available;         /* false: unusable here; reason in unavailable_reason */
   char unavailable_reason[256];
   uint32_t flags;         /* LOOM_DEVICE_* */
+  /* 1.9 (the host reads them only when struct_size covers them: LOOM_HAS_MEMBER). The device's
+   * own cost hints for the scheduler's cost model, which ranks placements (whether an island
+   * of nodes moves to a neighbouring device to save transfers); they need not predict latency.
+   * 0 = no hint: the host's default for a device with (or without) LOOM_DEVICE_HOST_MEMORY
+   * applies. A hint that is negative, not finite or above 1e12 is ignored with a warning. The
+   * transfer hints are read only for devices without LOOM_DEVICE_HOST_MEMORY (host-memory
+   * devices exchange tensors without copies). Users still override every number (the session
+   * option `cost_model`). */
+  double cost_gflops;              /* sustained arithmetic throughput, 1e9 FLOP/s */
+  double cost_transfer_gbps;       /* host <-> device bandwidth, 1e9 bytes/s */
+  double cost_transfer_latency_us; /* fixed cost of one copy to or from the host, microseconds */
+  double cost_launch_us;           /* fixed cost of running one executable, microseconds */
 } loom_device_info_t;
 
 typedef struct loom_device_create_args_t {

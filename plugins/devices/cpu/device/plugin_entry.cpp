@@ -48,6 +48,13 @@ std::string filtered_out(const std::string& op) {
 
 // ---- the device on the kit -----------------------------------------------------------------
 
+// The scheduler's cost hints (ABI 1.9): plain loops, a few GFLOP/s per core. Test variants
+// state what their tests expect (loom_cpu_test_variant's COST "gflops,gbps,latency_us,launch_us").
+#ifndef LOOM_CPU_COST_HINTS
+#define LOOM_CPU_COST_HINTS 20, 0, 0, 1
+#endif
+constexpr sdk::kit::CostHints kCost{LOOM_CPU_COST_HINTS};
+
 // Remote memory (test variants): flags 0, so the kit's host_pointer says NULL and the core
 // copies through copy_to_host/copy_from_host, which still memcpy the buffers' host bytes.
 constexpr uint32_t kFlags = kRemoteMemory ? 0 : LOOM_DEVICE_HOST_MEMORY;
@@ -57,7 +64,7 @@ class Device final : public sdk::kit::Device {
   Device(loom_host_t* host, int threads)
       : sdk::kit::Device({LOOM_CPU_DEVICE_NAME,
                           describe_host_cpu() + ", " + std::to_string(threads) + " threads", "",
-                          kFlags}),
+                          kFlags, kCost}),
         host_(host),
         pool_(threads) {}
 
@@ -84,7 +91,7 @@ class Family final : public sdk::kit::Family {
   Family() : sdk::kit::Family(LOOM_CPU_DEVICE_NAME) {}
 
   std::vector<sdk::kit::InstanceInfo> enumerate() override {
-    return {{LOOM_CPU_DEVICE_NAME, describe_host_cpu(), "", kFlags}};
+    return {{LOOM_CPU_DEVICE_NAME, describe_host_cpu(), "", kFlags, kCost}};
   }
 
   // Options (see sdk::device_options): threads=N, and precision, which the reference device

@@ -18,12 +18,16 @@ std::string base_description() {
   return describe_features(cpu_features()) + " (" + std::to_string(cores) + " hardware threads)";
 }
 
+// The scheduler's cost hints (ABI 1.9): vectorized kernels in host memory, about five times
+// the reference cpu device.
+constexpr sdk::kit::CostHints kCost{100, 0, 0, 1};
+
 class Family final : public sdk::kit::Family {
  public:
   Family() : sdk::kit::Family("neon") {}
 
   std::vector<sdk::kit::InstanceInfo> enumerate() override {
-    return {{"neon", base_description(), "", LOOM_DEVICE_HOST_MEMORY}};
+    return {{"neon", base_description(), "", LOOM_DEVICE_HOST_MEMORY, kCost}};
   }
 
   // Options (see sdk::device_options): threads=N overrides the thread count; precision=f16
@@ -48,7 +52,7 @@ class Family final : public sdk::kit::Family {
     sdk::kit::InstanceInfo info{"neon",
                                 base_description() + ", " + std::to_string(threads) + " threads" +
                                     (compile.fp16 ? ", fp16 GEMM and depthwise" : ""),
-                                "", LOOM_DEVICE_HOST_MEMORY};
+                                "", LOOM_DEVICE_HOST_MEMORY, kCost};
     return std::make_unique<Device>(std::move(info), threads, compile);
   }
 };

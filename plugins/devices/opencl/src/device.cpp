@@ -82,7 +82,7 @@ std::string describe(const DeviceEntry& entry, const DeviceOptions& options) {
 }  // namespace
 
 Device::Device(DeviceEntry entry, std::string name, const DeviceOptions& options)
-    : sdk::kit::Device({std::move(name), describe(entry, options), "", 0}),
+    : sdk::kit::Device({std::move(name), describe(entry, options), "", 0, kCostHints}),
       entry_(std::move(entry)),
       options_(options) {
   shared_ = shared_context(entry_);

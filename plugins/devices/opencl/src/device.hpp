@@ -74,6 +74,11 @@ inline Buffer& buffer_of(loom_buffer_t* handle) {
   return sdk::kit::buffer_of<Buffer>(handle);
 }
 
+// The scheduler's cost hints (ABI 1.9) for every OpenCL instance: a GPU-class throughput, and
+// copies through the host that cost a fixed latency plus PCIe-class bandwidth. They rank
+// placements (whether an island is worth its copies); users correct them with --cost.
+inline constexpr sdk::kit::CostHints kCostHints{500, 8, 20, 20};
+
 class Device final : public sdk::kit::Device {
  public:
   Device(DeviceEntry entry, std::string name, const DeviceOptions& options);

@@ -14,7 +14,8 @@ std::vector<kit::InstanceInfo> listing(const Discovery& found) {
   std::vector<kit::InstanceInfo> listed;
   for (size_t i = 0; i < found.devices.size(); ++i) {
     const DeviceEntry& e = found.devices[i];
-    listed.push_back({"opencl:" + std::to_string(i), e.describe(), e.unusable_reason(), 0});
+    listed.push_back(
+        {"opencl:" + std::to_string(i), e.describe(), e.unusable_reason(), 0, kCostHints});
   }
   return listed;
 }

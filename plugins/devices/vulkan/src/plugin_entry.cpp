@@ -17,12 +17,17 @@ namespace kit = sdk::kit;
 constexpr const char* kNoDevice =
     "no Vulkan physical device (install a GPU driver or mesa-vulkan-drivers)";
 
+// The scheduler's cost hints (ABI 1.9) for every Vulkan instance: a GPU-class throughput, and
+// copies through staging buffers that cost a fixed latency plus PCIe-class bandwidth. They rank
+// placements (whether an island is worth its copies); users correct them with --cost.
+constexpr kit::CostHints kCostHints{1000, 8, 20, 20};
+
 std::vector<kit::InstanceInfo> listing(const Instance& instance) {
   std::vector<kit::InstanceInfo> listed;
   // Device memory (flags 0): the core copies through copy_to_host / copy_from_host.
   for (size_t i = 0; i < instance.devices().size(); ++i) {
     const PhysicalDevice& d = instance.devices()[i];
-    listed.push_back({"vulkan:" + std::to_string(i), d.describe(), d.unavailable, 0});
+    listed.push_back({"vulkan:" + std::to_string(i), d.describe(), d.unavailable, 0, kCostHints});
   }
   return listed;
 }
@@ -30,7 +35,7 @@ std::vector<kit::InstanceInfo> listing(const Instance& instance) {
 class Device final : public kit::Device {
  public:
   explicit Device(std::unique_ptr<Context> context)
-      : kit::Device({context->name(), context->description(), "", 0}),
+      : kit::Device({context->name(), context->description(), "", 0, kCostHints}),
         context_(std::move(context)) {}
 
   std::string why_unsupported(const loom_graph_t& graph, const loom_node_t& node) override {
