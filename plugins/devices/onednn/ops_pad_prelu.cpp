@@ -1,12 +1,15 @@
 // PRelu through oneDNN's prelu primitive (a constant slope broadcast to the input), and Pad in
-// constant mode with constant pads: the destination is filled with the value, then the source
-// is reordered into the sub-memory view of the destination that excludes the pads. TFLite
+// constant mode with constant pads: over dense unblocked tensors the device's own kernel
+// (pad_constant.hpp) writes the destination in one pass; over channel-blocked ones the
+// destination is filled with the value, then the source is reordered into the sub-memory view
+// of the destination that excludes the pads. TFLite
 // models (BlazeFace, face landmarks) have a PRELU after most convolutions and a channel PAD on
 // every shortcut; without these mappings each one ran on cpu and split the onednn graph.
 #include <algorithm>
 #include <cstring>
 
 #include "builder.hpp"
+#include "pad_constant.hpp"
 
 namespace loom::onednn {
 
@@ -37,6 +40,36 @@ std::vector<int64_t> full_pads(std::span<const int64_t> pads, std::span<const in
     out[static_cast<size_t>(axis + rank)] = pads[n + i];
   }
   return out;
+}
+
+// The axes of `md` from outermost to innermost in memory (by decreasing stride; ties keep the
+// logical order).
+std::vector<int> axis_order(const dnnl::memory::desc& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  std::vector<int> order(static_cast<size_t>(d.ndims));
+  for (int i = 0; i < d.ndims; ++i) order[static_cast<size_t>(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return d.format_desc.blocking.strides[a] > d.format_desc.blocking.strides[b];
+  });
+  return order;
+}
+
+// True when `md` is unblocked and dense in `order` (no padding, no offset; axes of extent 1 may
+// have any stride).
+bool dense_in_order(const dnnl::memory::desc& md, const std::vector<int>& order) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked || d.format_desc.blocking.inner_nblks != 0 || d.offset0 != 0 ||
+      order.size() != static_cast<size_t>(d.ndims))
+    return false;
+  int64_t expect = 1;
+  for (size_t i = order.size(); i-- > 0;) {
+    const int a = order[i];
+    if (d.padded_dims[a] != d.dims[a]) return false;
+    if (d.dims[a] == 1) continue;
+    if (d.format_desc.blocking.strides[a] != expect) return false;
+    expect *= d.dims[a];
+  }
+  return true;
 }
 
 std::vector<int64_t> ints_of(const void* data, size_t size, loom_dtype_t type) {
@@ -177,6 +210,28 @@ void emit_pad(Builder& b, int node) {
   std::vector<dnnl::memory::desc> candidates;
   if (std::optional<tag> t = layout_tag(src_md)) candidates.emplace_back(yd, type, *t);
   candidates.push_back(plain_md(yd, type));
+  // Dense and unblocked on both sides, in one axis order: the own kernel, one step.
+  if (const std::vector<int> order = axis_order(candidates[0]);
+      rank > 0 && (elem == 1 || elem == 2 || elem == 4) && dense_in_order(candidates[0], order) &&
+      dense_in_order(src_md, order)) {
+    PadConstantShape shape;
+    shape.element_size = elem;
+    std::memcpy(shape.value, value, sizeof shape.value);
+    for (int a : order) {
+      shape.src_dims.push_back(xd[static_cast<size_t>(a)]);
+      shape.dst_dims.push_back(yd[static_cast<size_t>(a)]);
+      shape.before.push_back(full[static_cast<size_t>(a)]);
+    }
+    int dst = b.define(y, candidates[0]);
+    b.add_kernel_step(
+        [shape](const std::unordered_map<int, dnnl::memory>& args) {
+          pad_constant(shape, args.at(DNNL_ARG_FROM).get_data_handle(),
+                       args.at(DNNL_ARG_TO).get_data_handle());
+        },
+        {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}},
+        std::string("Pad ") + n.view->name + " [loom pad]", "loom pad");
+    return;
+  }
   std::optional<dnnl::memory::desc> dst_md, sub_md;
   std::optional<dnnl::reorder::primitive_desc> copy;
   for (const dnnl::memory::desc& md : candidates) {

@@ -87,6 +87,51 @@ TEST(OnednnPad, Int8AndUint8Data) {
   }
 }
 
+// A plain (dense, unblocked) source is padded by the device's own kernel in one step
+// (pad_constant.cpp), no fill and reorder: float and int8, the channel pad of a TFLite shortcut
+// on a channels-last int8 tensor (after an int8 max pool), and a tensor big enough for the
+// OpenMP team.
+TEST(OnednnPad, PlainSourcesUseTheOwnKernel) {
+  auto expect_own_kernel = [](const ModelBuilder& m,
+                              const std::vector<std::pair<std::string, Tensor>>& in) {
+    std::string all;
+    size_t own = 0;
+    for (const std::string& step : compiled_steps(m, in)) {
+      all += step + "\n";
+      own += step.find("[loom pad]") != std::string::npos;
+    }
+    EXPECT_EQ(own, 1u) << all;
+    EXPECT_EQ(all.find("fill"), std::string::npos) << all;
+  };
+  for (const auto& [dims, pads] :
+       std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+           {{2, 3, 5, 7}, {0, 1, 2, 0, 1, 0, 3, 2}},
+           {{1, 3, 300, 300}, {0, 0, 4, 1, 0, 0, 3, 5}}}) {
+    ModelBuilder m = pad_model(dims, pads, 1.25f);
+    std::vector<std::pair<std::string, Tensor>> in{
+        {"x", random_tensor(LOOM_DTYPE_FLOAT32, dims, 3)}};
+    expect_matches_cpu(m, in, onednn_only());
+    expect_own_kernel(m, in);
+  }
+  // int8 channels-last: DequantizeLinear -> MaxPool -> QuantizeLinear (the own int8 pool, NHWC)
+  // -> Pad of the channels with the zero point, as blazeface_like_int8's shortcuts.
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_INT8, {1, 24, 16, 16});
+  m.initializer("s", scalar(0.05f));
+  m.initializer("z", int_tensor(LOOM_DTYPE_INT8, {}, {-128}));
+  m.node("DequantizeLinear", {"x", "s", "z"}, {"d"});
+  m.node("MaxPool", {"d"}, {"p"}).ints("kernel_shape", {2, 2}).ints("strides", {2, 2});
+  m.node("QuantizeLinear", {"p", "s", "z"}, {"q"});
+  m.initializer("pads", int64_tensor({8}, {0, 0, 0, 0, 0, 4, 0, 0}));
+  m.initializer("value", int_tensor(LOOM_DTYPE_INT8, {}, {-128}));
+  m.node("Pad", {"q", "pads", "value"}, {"y"});
+  m.output("y");
+  std::vector<std::pair<std::string, Tensor>> in{
+      {"x", random_tensor(LOOM_DTYPE_INT8, {1, 24, 16, 16}, 5, -128, 127)}};
+  expect_matches_cpu(m, in, onednn_only());
+  expect_own_kernel(m, in);
+}
+
 TEST(OnednnPad, RefusedForms) {
   expect_refused(pad_model({2, 3, 5, 7}, {0, 0, 1, 1, 0, 0, 1, 1}, 0.f, 0, {}, "reflect"),
                  {2, 3, 5, 7}, "Pad mode 'reflect'");
