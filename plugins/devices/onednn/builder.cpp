@@ -347,11 +347,50 @@ static std::string primitive_detail(const dnnl::primitive& prim) {
 // 9%.
 constexpr size_t kSerialBytes = size_t{64} << 10;
 
+// A convolution, matmul or inner product of at most this many multiply-adds x 2 is made for one
+// thread and runs inline (Builder::remade): on 2 cores the team saves at most half of a few
+// microseconds and its wake-up and join cost 1 to 2. Larger ones keep the team.
+constexpr double kSerialFlops = 256e3;
+
+// Multiply-adds x 2 of a convolution, deconvolution, matmul or inner product (0 for others):
+// every destination element is a dot product over the weights of one output channel (the
+// source's last axis for a matmul).
+double primitive_flops(const dnnl::primitive& prim) {
+  using kind = dnnl::primitive::kind;
+  const kind k = prim.get_kind();
+  if (k != kind::convolution && k != kind::deconvolution && k != kind::matmul &&
+      k != kind::inner_product)
+    return 0;
+  const_dnnl_primitive_desc_t pd = prim.get_primitive_desc();
+  auto md = [&](dnnl_query_t what) {
+    const dnnl_memory_desc_t* d = dnnl_primitive_desc_query_md(pd, what, 0);
+    return d ? dnnl::memory::desc(*d) : dnnl::memory::desc();
+  };
+  const dnnl::memory::desc dst = md(dnnl_query_dst_md);
+  const dnnl::memory::dims dd = dst.dims();
+  if (dd.size() < 2) return 0;
+  double elements = 1;
+  for (int64_t d : dd) elements *= static_cast<double>(d);
+  double reduction = 0;
+  if (k == kind::matmul) {
+    const dnnl::memory::dims sd = md(dnnl_query_src_md).dims();
+    reduction = sd.empty() ? 0 : static_cast<double>(sd.back());
+  } else {
+    const dnnl::memory::dims wd = md(dnnl_query_weights_md).dims();
+    double weights = 1;
+    for (int64_t d : wd) weights *= static_cast<double>(d);
+    reduction = dd[1] > 0 ? weights / static_cast<double>(dd[1]) : 0;
+  }
+  return 2 * elements * reduction;
+}
+
 void Builder::add_step(dnnl::primitive prim, const std::vector<std::pair<int, int>>& args,
                        const std::string& label) {
   Step step;
   int scratchpad = -1;
-  if (prim) prim = with_own_scratchpad(std::move(prim), scratchpad);
+  const double flops = prim ? primitive_flops(prim) : 0;
+  const bool small_computation = flops > 0 && flops <= kSerialFlops;
+  if (prim) prim = remade(std::move(prim), small_computation, scratchpad);
   step.prim = std::move(prim);
   int index = static_cast<int>(program_->steps.size());
   size_t bytes = 0;
@@ -367,14 +406,16 @@ void Builder::add_step(dnnl::primitive prim, const std::vector<std::pair<int, in
     Slot& root = program_->slots[program_->slots[scratchpad].root];
     root.first_step = root.last_step = index;
   }
-  step.label = label;
+  // The verbose log tells which computations were made for one thread.
+  step.label = small_computation ? label + " [one thread]" : label;
   step.name = label;  // a node's step is renamed after its node by attribute_steps
   if (step.prim) {
     step.detail = primitive_detail(step.prim);
     using kind = dnnl::primitive::kind;
     const kind k = step.prim.get_kind();
-    step.serial = bytes <= kSerialBytes && k != kind::convolution && k != kind::deconvolution &&
-                  k != kind::matmul && k != kind::inner_product && k != kind::rnn;
+    step.serial = small_computation ||
+                  (bytes <= kSerialBytes && k != kind::convolution && k != kind::deconvolution &&
+                   k != kind::matmul && k != kind::inner_product && k != kind::rnn);
   }
   program_->steps.push_back(std::move(step));
   device_step_.push_back(false);

@@ -80,8 +80,9 @@ struct Step {
   // implementation ("convolution brg:avx2"), or the device's own kernel.
   std::vector<int32_t> nodes;
   std::string name, detail;
-  // Runs on the calling thread alone: a primitive over so few bytes that waking the OpenMP
-  // team costs more than the other threads save (builder.cpp, kSerialBytes).
+  // Runs on the calling thread alone: a primitive over so few bytes, or a computation so small,
+  // that waking the OpenMP team costs more than the other threads save (builder.cpp,
+  // kSerialBytes and kSerialFlops).
   bool serial = false;
 };
 
@@ -291,9 +292,9 @@ class Builder {
   void plan_memory();
   // True when the bf16 plan (precision_, empty outside bf16) keeps the node being emitted in f32.
   bool plan_keeps_node_f32() const;
-  // `prim` made again with a scratchpad the program owns, where it needs one
-  // (builder_scratchpad.cpp).
-  dnnl::primitive with_own_scratchpad(dnnl::primitive prim, int& scratchpad);
+  // `prim` made again with a scratchpad the program owns, where it needs one, and for one thread
+  // when `one_thread` (builder_scratchpad.cpp).
+  dnnl::primitive remade(dnnl::primitive prim, bool one_thread, int& scratchpad);
   // Reports the constants no node after `node` reads (on_constant_copied).
   void release_constants_read_last_by(int node, const std::vector<std::vector<int>>& last_read);
   int new_slot(const dnnl::memory::desc& md, SlotKind kind, int root = -1);

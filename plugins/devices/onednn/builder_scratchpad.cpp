@@ -1,5 +1,7 @@
-// Builder::with_own_scratchpad: primitives that need scratch memory, made with a scratchpad the
-// program holds (see below for why).
+// Builder::remade: primitives made again with a scratchpad the program holds (when they need
+// scratch memory; see below for why) and, for small computations, for one thread.
+#include <omp.h>
+
 #include <string>
 
 #include "builder.hpp"
@@ -13,22 +15,39 @@ namespace loom::onednn {
 // Winograd convolutions on a Zen 4 (SIGSEGV in the jitted code). Such a primitive is made again
 // with a user-managed scratchpad, which the program holds in its arena as scratch of the step
 // (so concurrent runs of one primitive never share it). The same implementation is taken
-// where it is still offered (the iterator's first otherwise). Returns the primitive to run and
-// sets `scratchpad` to its scratch slot, or -1 where it needs none.
-dnnl::primitive Builder::with_own_scratchpad(dnnl::primitive prim, int& scratchpad) {
+// where it is still offered (the iterator's first otherwise).
+//
+// `one_thread`: oneDNN's convolutions, matmuls and inner products split their work over the
+// threads oneDNN sees when the primitive descriptor is made (omp_get_max_threads() then, kept in
+// the primitive and in its primitive-cache key), and then open an OpenMP region of that many
+// threads at every execution. A primitive made while the caller allows one thread runs inline.
+//
+// Returns the primitive to run and sets `scratchpad` to its scratch slot, or -1 where it needs
+// none.
+dnnl::primitive Builder::remade(dnnl::primitive prim, bool one_thread, int& scratchpad) {
   scratchpad = -1;
   const_dnnl_primitive_desc_t pd = prim.get_primitive_desc();
   int64_t scratch_bytes = 0;
   if (dnnl_primitive_desc_query(pd, dnnl_query_memory_consumption_s64, 0, &scratch_bytes) !=
-          dnnl_success ||
-      scratch_bytes <= 0)
-    return prim;
+      dnnl_success)
+    scratch_bytes = 0;
+  if (scratch_bytes <= 0 && !one_thread) return prim;
+  // The caller's thread count comes back however this returns.
+  struct Threads {
+    int saved = omp_get_max_threads();
+    explicit Threads(bool one) {
+      if (one) omp_set_num_threads(1);
+    }
+    ~Threads() { omp_set_num_threads(saved); }
+  } threads(one_thread);
   const_dnnl_primitive_attr_t old_attr = nullptr;
   dnnl_primitive_attr_t attr = nullptr;
   if (dnnl_primitive_desc_get_attr(pd, &old_attr) != dnnl_success ||
       dnnl_primitive_attr_clone(&attr, old_attr) != dnnl_success)
     sdk::fail(LOOM_ERROR_INTERNAL, "onednn: cannot copy a primitive's attributes");
   dnnl::primitive_attr owned_attr(attr);  // frees it
+  // User-managed in both cases: a primitive made for one thread may need scratch memory that
+  // the original did not.
   dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
   const char* impl = nullptr;
   dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
@@ -70,7 +89,7 @@ dnnl::primitive Builder::with_own_scratchpad(dnnl::primitive prim, int& scratchp
   // implementations of them for the layouts this device asks take no scratchpad.
   if (!made) return prim;
   dnnl::primitive_desc_base own(made);  // frees it
-  scratchpad = define(-1, own.scratchpad_desc());
+  if (own.scratchpad_desc().get_size() > 0) scratchpad = define(-1, own.scratchpad_desc());
   return dnnl::primitive(made);
 }
 

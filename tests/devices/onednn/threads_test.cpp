@@ -2,9 +2,10 @@
 // gives a primitive that needs scratch memory the scratchpad of the thread that created it;
 // ResNet-50's Winograd convolutions then crashed when `infer-run --concurrency 2` ran its
 // sessions from worker threads (SIGSEGV on a Zen 4). The device makes such primitives with a
-// scratchpad of the program's own (builder_scratchpad.cpp, with_own_scratchpad).
+// scratchpad of the program's own (builder_scratchpad.cpp, Builder::remade).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <loom/loom.hpp>
 #include <string>
 #include <thread>
@@ -80,6 +81,56 @@ TEST(OnednnThreads, SessionsOnTheirOwnThreadsShareNoScratchpad) {
   c.join();
   EXPECT_EQ(failed[0], "");
   expect_outputs_match(got[0], want);
+  std::filesystem::remove(path);
+}
+
+// Convolutions, matmuls and inner products of at most 256 kFLOP are made for one thread and run
+// inline (builder.cpp, kSerialFlops; the verbose log marks them "[one thread]"), larger ones keep
+// the OpenMP team; both match the cpu device with 2 threads, also run from another thread than
+// the one that compiled them.
+TEST(OnednnThreads, SmallComputationsRunOnOneThread) {
+  ModelBuilder m;
+  m.input("x", LOOM_DTYPE_FLOAT32, {1, 8, 6, 6});
+  m.initializer("w_small", random_tensor(LOOM_DTYPE_FLOAT32, {8, 8, 3, 3}, 2, -0.2, 0.2));
+  m.initializer("w_up", random_tensor(LOOM_DTYPE_FLOAT32, {256, 8, 1, 1}, 3, -0.2, 0.2));
+  m.initializer("w_big", random_tensor(LOOM_DTYPE_FLOAT32, {256, 256, 3, 3}, 4, -0.05, 0.05));
+  m.initializer("fc", random_tensor(LOOM_DTYPE_FLOAT32, {36, 5}, 5, -0.2, 0.2));
+  m.node("Conv", {"x", "w_small"}, {"small"}).ints("pads", {1, 1, 1, 1});  // 41 kFLOP
+  m.node("Conv", {"small", "w_up"}, {"up"});                               // 147 kFLOP
+  m.node("Conv", {"up", "w_big"}, {"big"}).ints("pads", {1, 1, 1, 1});     // 42 MFLOP
+  m.initializer("shape", int64_tensor({2}, {256, 36}));
+  m.node("Reshape", {"big", "shape"}, {"flat"});
+  m.node("MatMul", {"flat", "fc"}, {"y"});  // 92 kFLOP
+  m.output("y");
+  const Inputs in{{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 8, 6, 6}, 1)}};
+  const std::vector<Tensor> want = expect_matches_cpu(m, in, onednn_only("threads=2"));
+  std::vector<std::string> one, team;
+  for (const std::string& step : compiled_steps(m, in, "threads=2")) {
+    if (step.rfind("Conv", 0) != 0 && step.rfind("MatMul", 0) != 0) continue;
+    (step.find("[one thread]") != std::string::npos ? one : team).push_back(step);
+  }
+  ASSERT_EQ(one.size(), 3u) << ::testing::PrintToString(one) << ::testing::PrintToString(team);
+  ASSERT_EQ(team.size(), 1u) << ::testing::PrintToString(team);
+  EXPECT_EQ(team[0].rfind("Conv", 0), 0u) << team[0];  // the 42 MFLOP one
+  EXPECT_EQ(std::count_if(one.begin(), one.end(),
+                          [](const std::string& s) { return s.rfind("MatMul", 0) == 0; }),
+            1);
+  // A session made here and run on another thread.
+  const auto path = m.save();
+  const loom::Runtime runtime({plugin_dir()}, /*default_paths=*/false);
+  ModelHandle model = load_model(runtime.get(), path);
+  TestSession here = open_session(runtime.get(), model.get(), "onednn,cpu", "", "threads=2");
+  std::vector<Tensor> got;
+  std::string failed;
+  std::thread([&] {
+    try {
+      for (int run = 0; run < 3; ++run) got = here.run(in);
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+  }).join();
+  EXPECT_EQ(failed, "");
+  expect_outputs_match(got, want);
   std::filesystem::remove(path);
 }
 
