@@ -389,8 +389,9 @@ void Builder::add_step(dnnl::primitive prim, const std::vector<std::pair<int, in
   Step step;
   int scratchpad = -1;
   const double flops = prim ? primitive_flops(prim) : 0;
-  const bool small_computation = flops > 0 && flops <= kSerialFlops;
-  if (prim) prim = remade(std::move(prim), small_computation, scratchpad);
+  bool small_computation = flops > 0 && flops <= kSerialFlops;
+  // remade keeps the team where one thread would change an implementation or a layout.
+  if (prim) prim = remade(std::move(prim), small_computation, args, scratchpad);
   step.prim = std::move(prim);
   int index = static_cast<int>(program_->steps.size());
   size_t bytes = 0;

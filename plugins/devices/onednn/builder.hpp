@@ -294,7 +294,8 @@ class Builder {
   bool plan_keeps_node_f32() const;
   // `prim` made again with a scratchpad the program owns, where it needs one, and for one thread
   // when `one_thread` (builder_scratchpad.cpp).
-  dnnl::primitive remade(dnnl::primitive prim, bool one_thread, int& scratchpad);
+  dnnl::primitive remade(dnnl::primitive prim, bool& one_thread,
+                         const std::vector<std::pair<int, int>>& args, int& scratchpad);
   // Reports the constants no node after `node` reads (on_constant_copied).
   void release_constants_read_last_by(int node, const std::vector<std::vector<int>>& last_read);
   int new_slot(const dnnl::memory::desc& md, SlotKind kind, int root = -1);

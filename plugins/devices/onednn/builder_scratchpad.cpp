@@ -21,10 +21,16 @@ namespace loom::onednn {
 // threads oneDNN sees when the primitive descriptor is made (omp_get_max_threads() then, kept in
 // the primitive and in its primitive-cache key), and then open an OpenMP region of that many
 // threads at every execution. A primitive made while the caller allows one thread runs inline.
+// It is kept only where it is the same implementation with the same memory layouts for every
+// argument in `args` (the step's): the operation descriptor still says `any` where the caller
+// let oneDNN choose, and with one thread a brgemm convolution may choose other weight or source
+// blocks than the ones the builder already reordered the weights into (the VAD model's 1-D
+// convolutions computed garbage before this check). Otherwise the primitive keeps its team.
 //
-// Returns the primitive to run and sets `scratchpad` to its scratch slot, or -1 where it needs
-// none.
-dnnl::primitive Builder::remade(dnnl::primitive prim, bool one_thread, int& scratchpad) {
+// Returns the primitive to run, sets `scratchpad` to its scratch slot (-1 where it needs none)
+// and `one_thread` to whether the primitive returned was made for one thread.
+dnnl::primitive Builder::remade(dnnl::primitive prim, bool& one_thread,
+                                const std::vector<std::pair<int, int>>& args, int& scratchpad) {
   scratchpad = -1;
   const_dnnl_primitive_desc_t pd = prim.get_primitive_desc();
   int64_t scratch_bytes = 0;
@@ -87,8 +93,30 @@ dnnl::primitive Builder::remade(dnnl::primitive prim, bool one_thread, int& scra
   }
   // Concat and sum have no operation descriptor to make them again from; oneDNN's own
   // implementations of them for the layouts this device asks take no scratchpad.
-  if (!made) return prim;
+  if (!made) {
+    one_thread = false;
+    return prim;
+  }
   dnnl::primitive_desc_base own(made);  // frees it
+  if (one_thread) {
+    const char* name = nullptr;
+    dnnl_primitive_desc_query(made, dnnl_query_impl_info_str, 0, &name);
+    bool same = name && wanted == name;
+    for (const auto& [arg, slot] : args) {
+      (void)slot;
+      const dnnl_memory_desc_t* before =
+          dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, arg);
+      const dnnl_memory_desc_t* now =
+          dnnl_primitive_desc_query_md(made, dnnl_query_exec_arg_md, arg);
+      same = same && (before == nullptr) == (now == nullptr) &&
+             (!before || dnnl_memory_desc_equal(before, now));
+    }
+    if (!same) {
+      one_thread = false;
+      omp_set_num_threads(threads.saved);  // the team's primitive, made as before
+      return remade(std::move(prim), one_thread, args, scratchpad);
+    }
+  }
   if (own.scratchpad_desc().get_size() > 0) scratchpad = define(-1, own.scratchpad_desc());
   return dnnl::primitive(made);
 }

@@ -134,5 +134,32 @@ TEST(OnednnThreads, SmallComputationsRunOnOneThread) {
   std::filesystem::remove(path);
 }
 
+// The Silero-style VAD's 1-D convolutions (tests/bench/dynamic_shapes.py): oneDNN's brgemm
+// convolution made for one thread chose other blocks than the weights had been reordered into,
+// and the model's outputs were wrong (max difference 0.18) until Builder::remade checked every
+// argument's layout. Several chunk lengths, with their bias and Relu post-ops.
+TEST(OnednnThreads, OneThreadPrimitivesKeepTheLayoutsOfTheirArguments) {
+  for (int64_t length : {1, 4, 9}) {
+    SCOPED_TRACE(length);
+    ModelBuilder m;
+    m.input("x", LOOM_DTYPE_FLOAT32, {1, 64, length});
+    m.initializer("w0", random_tensor(LOOM_DTYPE_FLOAT32, {128, 64, 3}, 2, -0.2, 0.2));
+    m.initializer("b0", random_tensor(LOOM_DTYPE_FLOAT32, {128}, 3));
+    m.initializer("w1", random_tensor(LOOM_DTYPE_FLOAT32, {64, 128, 3}, 4, -0.2, 0.2));
+    m.initializer("b1", random_tensor(LOOM_DTYPE_FLOAT32, {64}, 5));
+    m.initializer("w2", random_tensor(LOOM_DTYPE_FLOAT32, {64, 64, 1}, 6, -0.2, 0.2));
+    m.initializer("b2", random_tensor(LOOM_DTYPE_FLOAT32, {64}, 7));
+    m.node("Conv", {"x", "w0", "b0"}, {"c0"}).ints("pads", {1, 1});
+    m.node("Relu", {"c0"}, {"r0"});
+    m.node("Conv", {"r0", "w1", "b1"}, {"c1"}).ints("pads", {1, 1});
+    m.node("Relu", {"c1"}, {"r1"});
+    m.node("Conv", {"r1", "w2", "b2"}, {"c2"});
+    m.node("Relu", {"c2"}, {"y"});
+    m.output("y");
+    expect_matches_cpu(m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 64, length}, 1)}},
+                       onednn_only("threads=2"));
+  }
+}
+
 }  // namespace
 }  // namespace loom::onednn_testing
