@@ -184,12 +184,12 @@ class Session {
   // input-shape signature, by a child session made for exactly those shapes; devices then see
   // static shapes everywhere. The children live in an LRU cache bounded in entries and bytes.
   struct ShapePlan {
-    std::string key;     // signature: every non-constant tensor input's dtype and shape
-    std::string shapes;  // the same for people: "x=1x3x224x224, mask=1x128" ("*": any extent)
+    std::string shapes;  // the signature for people: "x=1x3x224x224, mask=1x128" ("*": any extent)
     std::unique_ptr<Session> session;
     size_t bytes = 0;  // compiled state: arenas + constants its devices copied
-    // The signature's tensor inputs, and the axes at which the plan also serves other extents
-    // (adopt_free_axes): a signature differing only there reuses it.
+    // The signature (every non-constant tensor input's dtype and shape), and the axes at which
+    // the plan also serves other extents (adopt_free_axes): a signature differing only there
+    // reuses it.
     FedTensors inputs;
     FreeAxes free;
   };
