@@ -260,9 +260,12 @@ int Builder::constant_slot(const void* data, const dnnl::memory::desc& src_md,
       [&](void* block) {
         dnnl::memory src(src_md, program_->engine, const_cast<void*>(data));
         dnnl::memory dst(md, program_->engine, block);
+        // The whole team for the copy, then back to what the node being emitted uses.
+        const int threads = omp_get_max_threads();
         omp_set_num_threads(program_->options.threads);
         dnnl::reorder(src, dst).execute(program_->stream, src, dst);
         program_->stream.wait();
+        omp_set_num_threads(threads);
       },
       "", content_id);
   return held_constant_slot(md, std::move(shared));
@@ -347,51 +350,41 @@ static std::string primitive_detail(const dnnl::primitive& prim) {
 // 9%.
 constexpr size_t kSerialBytes = size_t{64} << 10;
 
-// A convolution, matmul or inner product of at most this many multiply-adds x 2 is made for one
-// thread and runs inline (Builder::remade): on 2 cores the team saves at most half of a few
-// microseconds and its wake-up and join cost 1 to 2. Larger ones keep the team.
+// A node that is a convolution or a matrix product of at most this many multiply-adds x 2 is
+// emitted for one thread (Builder::emit): oneDNN fixes a convolution's or matmul's thread split
+// when its primitive descriptor is made (omp_get_max_threads() then, also part of its primitive
+// cache key) and opens an OpenMP region of that many threads at every execution, where on 2
+// cores the team saves at most half of a few microseconds and its wake-up and join cost 1 to 2.
+// Made for one thread, it runs inline; the weights are reordered into the layouts of that very
+// primitive (made again afterwards, a brgemm convolution chose other blocks for one thread than
+// the weights had been reordered into). Larger ones keep the team.
 constexpr double kSerialFlops = 256e3;
 
-// Multiply-adds x 2 of a convolution, deconvolution, matmul or inner product (0 for others):
-// every destination element is a dot product over the weights of one output channel (the
-// source's last axis for a matmul).
-double primitive_flops(const dnnl::primitive& prim) {
-  using kind = dnnl::primitive::kind;
-  const kind k = prim.get_kind();
-  if (k != kind::convolution && k != kind::deconvolution && k != kind::matmul &&
-      k != kind::inner_product)
-    return 0;
-  const_dnnl_primitive_desc_t pd = prim.get_primitive_desc();
-  auto md = [&](dnnl_query_t what) {
-    const dnnl_memory_desc_t* d = dnnl_primitive_desc_query_md(pd, what, 0);
-    return d ? dnnl::memory::desc(*d) : dnnl::memory::desc();
-  };
-  const dnnl::memory::desc dst = md(dnnl_query_dst_md);
-  const dnnl::memory::dims dd = dst.dims();
-  if (dd.size() < 2) return 0;
-  double elements = 1;
-  for (int64_t d : dd) elements *= static_cast<double>(d);
-  double reduction = 0;
-  if (k == kind::matmul) {
-    const dnnl::memory::dims sd = md(dnnl_query_src_md).dims();
-    reduction = sd.empty() ? 0 : static_cast<double>(sd.back());
-  } else {
-    const dnnl::memory::dims wd = md(dnnl_query_weights_md).dims();
-    double weights = 1;
-    for (int64_t d : wd) weights *= static_cast<double>(d);
-    reduction = dd[1] > 0 ? weights / static_cast<double>(dd[1]) : 0;
-  }
-  return 2 * elements * reduction;
+// Multiply-adds x 2 of a convolution or matrix product node (0 for other ops and unknown
+// shapes): every output element is a dot product over the weights of one output channel
+// (the second axis of a convolution's output, the last of a product's).
+double node_flops(const IrGraph& g, const IrNode& n) {
+  const bool conv =
+      n.op == "Conv" || n.op == "ConvTranspose" || n.op == "ConvInteger" || n.op == "QLinearConv";
+  const bool product =
+      n.op == "MatMul" || n.op == "Gemm" || n.op == "MatMulInteger" || n.op == "QLinearMatMul";
+  if ((!conv && !product) || n.outputs.empty() || n.outputs[0] < 0) return 0;
+  const int w = n.quant ? n.quant->w : (n.inputs.size() > 1 ? n.inputs[1] : -1);
+  if (w < 0) return 0;
+  const std::vector<int64_t>& yd = g.value(n.outputs[0]).dims;
+  if (yd.size() < 2) return 0;
+  const int64_t channels = conv ? yd[1] : yd.back();
+  if (channels <= 0) return 0;
+  double outputs = 1;
+  for (int64_t d : yd) outputs *= static_cast<double>(d);
+  return 2 * outputs * static_cast<double>(g.value(w).elements()) / static_cast<double>(channels);
 }
 
 void Builder::add_step(dnnl::primitive prim, const std::vector<std::pair<int, int>>& args,
                        const std::string& label) {
   Step step;
   int scratchpad = -1;
-  const double flops = prim ? primitive_flops(prim) : 0;
-  bool small_computation = flops > 0 && flops <= kSerialFlops;
-  // remade keeps the team where one thread would change an implementation or a layout.
-  if (prim) prim = remade(std::move(prim), small_computation, args, scratchpad);
+  if (prim) prim = with_own_scratchpad(std::move(prim), scratchpad);
   step.prim = std::move(prim);
   int index = static_cast<int>(program_->steps.size());
   size_t bytes = 0;
@@ -407,16 +400,16 @@ void Builder::add_step(dnnl::primitive prim, const std::vector<std::pair<int, in
     Slot& root = program_->slots[program_->slots[scratchpad].root];
     root.first_step = root.last_step = index;
   }
+  using kind = dnnl::primitive::kind;
+  const kind k = step.prim ? step.prim.get_kind() : kind::undef;
+  const bool computation = k == kind::convolution || k == kind::deconvolution ||
+                           k == kind::matmul || k == kind::inner_product;
   // The verbose log tells which computations were made for one thread.
-  step.label = small_computation ? label + " [one thread]" : label;
+  step.label = one_thread_ && computation ? label + " [one thread]" : label;
   step.name = label;  // a node's step is renamed after its node by attribute_steps
   if (step.prim) {
     step.detail = primitive_detail(step.prim);
-    using kind = dnnl::primitive::kind;
-    const kind k = step.prim.get_kind();
-    step.serial = small_computation ||
-                  (bytes <= kSerialBytes && k != kind::convolution && k != kind::deconvolution &&
-                   k != kind::matmul && k != kind::inner_product && k != kind::rnn);
+    step.serial = one_thread_ || (bytes <= kSerialBytes && !computation && k != kind::rnn);
   }
   program_->steps.push_back(std::move(step));
   device_step_.push_back(false);
@@ -457,6 +450,21 @@ void Builder::attribute_steps(int node, size_t first_step,
 
 void Builder::emit(int node) {
   const IrNode& n = g_.nodes[node];
+  // A small convolution or product (kSerialFlops): its primitives made, its weights reordered
+  // and its steps run for one thread. The caller's thread count comes back however this ends.
+  const double flops = node_flops(g_, n);
+  struct OneThread {
+    Builder& b;
+    int saved = omp_get_max_threads();
+    OneThread(Builder& builder, bool one) : b(builder) {
+      b.one_thread_ = one;
+      if (one) omp_set_num_threads(1);
+    }
+    ~OneThread() {
+      b.one_thread_ = false;
+      omp_set_num_threads(saved);
+    }
+  } scope(*this, flops > 0 && flops <= kSerialFlops);
   if (n.quant) return emit_quantized(*this, node);  // a Conv, MatMul or Gemm computed in int8
   const OpEntry* entry = op_registry().find_any("", n.op);
   if (!entry || !entry->emit) sdk::fail(LOOM_ERROR_INTERNAL, "onednn: no emitter for " + n.op);

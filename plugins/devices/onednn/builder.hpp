@@ -292,10 +292,9 @@ class Builder {
   void plan_memory();
   // True when the bf16 plan (precision_, empty outside bf16) keeps the node being emitted in f32.
   bool plan_keeps_node_f32() const;
-  // `prim` made again with a scratchpad the program owns, where it needs one, and for one thread
-  // when `one_thread` (builder_scratchpad.cpp).
-  dnnl::primitive remade(dnnl::primitive prim, bool& one_thread,
-                         const std::vector<std::pair<int, int>>& args, int& scratchpad);
+  // `prim` made again with a scratchpad the program owns, where it needs one
+  // (builder_scratchpad.cpp).
+  dnnl::primitive with_own_scratchpad(dnnl::primitive prim, int& scratchpad);
   // Reports the constants no node after `node` reads (on_constant_copied).
   void release_constants_read_last_by(int node, const std::vector<std::vector<int>>& last_read);
   int new_slot(const dnnl::memory::desc& md, SlotKind kind, int root = -1);
@@ -325,6 +324,9 @@ class Builder {
   // shared_constant_stats().hashed_bytes when this compile began (for the debug log).
   uint64_t hashed_at_start_ = 0;
   bool blocked_convolutions_ = false;
+  // While emitting a small convolution or product (builder.cpp, kSerialFlops): its primitives
+  // are made for one thread and its steps run inline.
+  bool one_thread_ = false;
   int64_t block_width_ = 16;
   bool narrow_blocks_pay_ = false;
 };

@@ -1,7 +1,5 @@
-// Builder::remade: primitives made again with a scratchpad the program holds (when they need
-// scratch memory; see below for why) and, for small computations, for one thread.
-#include <omp.h>
-
+// Builder::with_own_scratchpad: primitives that need scratch memory, made with a scratchpad the
+// program holds (see below for why).
 #include <string>
 
 #include "builder.hpp"
@@ -15,45 +13,22 @@ namespace loom::onednn {
 // Winograd convolutions on a Zen 4 (SIGSEGV in the jitted code). Such a primitive is made again
 // with a user-managed scratchpad, which the program holds in its arena as scratch of the step
 // (so concurrent runs of one primitive never share it). The same implementation is taken
-// where it is still offered (the iterator's first otherwise).
-//
-// `one_thread`: oneDNN's convolutions, matmuls and inner products split their work over the
-// threads oneDNN sees when the primitive descriptor is made (omp_get_max_threads() then, kept in
-// the primitive and in its primitive-cache key), and then open an OpenMP region of that many
-// threads at every execution. A primitive made while the caller allows one thread runs inline.
-// It is kept only where it is the same implementation with the same memory layouts for every
-// argument in `args` (the step's): the operation descriptor still says `any` where the caller
-// let oneDNN choose, and with one thread a brgemm convolution may choose other weight or source
-// blocks than the ones the builder already reordered the weights into (the VAD model's 1-D
-// convolutions computed garbage before this check). Otherwise the primitive keeps its team.
-//
-// Returns the primitive to run, sets `scratchpad` to its scratch slot (-1 where it needs none)
-// and `one_thread` to whether the primitive returned was made for one thread.
-dnnl::primitive Builder::remade(dnnl::primitive prim, bool& one_thread,
-                                const std::vector<std::pair<int, int>>& args, int& scratchpad) {
+// where it is still offered (the iterator's first otherwise). Returns the primitive to run and
+// sets `scratchpad` to its scratch slot, or -1 where it needs none.
+dnnl::primitive Builder::with_own_scratchpad(dnnl::primitive prim, int& scratchpad) {
   scratchpad = -1;
   const_dnnl_primitive_desc_t pd = prim.get_primitive_desc();
   int64_t scratch_bytes = 0;
   if (dnnl_primitive_desc_query(pd, dnnl_query_memory_consumption_s64, 0, &scratch_bytes) !=
-      dnnl_success)
-    scratch_bytes = 0;
-  if (scratch_bytes <= 0 && !one_thread) return prim;
-  // The caller's thread count comes back however this returns.
-  struct Threads {
-    int saved = omp_get_max_threads();
-    explicit Threads(bool one) {
-      if (one) omp_set_num_threads(1);
-    }
-    ~Threads() { omp_set_num_threads(saved); }
-  } threads(one_thread);
+          dnnl_success ||
+      scratch_bytes <= 0)
+    return prim;
   const_dnnl_primitive_attr_t old_attr = nullptr;
   dnnl_primitive_attr_t attr = nullptr;
   if (dnnl_primitive_desc_get_attr(pd, &old_attr) != dnnl_success ||
       dnnl_primitive_attr_clone(&attr, old_attr) != dnnl_success)
     sdk::fail(LOOM_ERROR_INTERNAL, "onednn: cannot copy a primitive's attributes");
   dnnl::primitive_attr owned_attr(attr);  // frees it
-  // User-managed in both cases: a primitive made for one thread may need scratch memory that
-  // the original did not.
   dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
   const char* impl = nullptr;
   dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
@@ -93,31 +68,9 @@ dnnl::primitive Builder::remade(dnnl::primitive prim, bool& one_thread,
   }
   // Concat and sum have no operation descriptor to make them again from; oneDNN's own
   // implementations of them for the layouts this device asks take no scratchpad.
-  if (!made) {
-    one_thread = false;
-    return prim;
-  }
+  if (!made) return prim;
   dnnl::primitive_desc_base own(made);  // frees it
-  if (one_thread) {
-    const char* name = nullptr;
-    dnnl_primitive_desc_query(made, dnnl_query_impl_info_str, 0, &name);
-    bool same = name && wanted == name;
-    for (const auto& [arg, slot] : args) {
-      (void)slot;
-      const dnnl_memory_desc_t* before =
-          dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, arg);
-      const dnnl_memory_desc_t* now =
-          dnnl_primitive_desc_query_md(made, dnnl_query_exec_arg_md, arg);
-      same = same && (before == nullptr) == (now == nullptr) &&
-             (!before || dnnl_memory_desc_equal(before, now));
-    }
-    if (!same) {
-      one_thread = false;
-      omp_set_num_threads(threads.saved);  // the team's primitive, made as before
-      return remade(std::move(prim), one_thread, args, scratchpad);
-    }
-  }
-  if (own.scratchpad_desc().get_size() > 0) scratchpad = define(-1, own.scratchpad_desc());
+  scratchpad = define(-1, own.scratchpad_desc());
   return dnnl::primitive(made);
 }
 

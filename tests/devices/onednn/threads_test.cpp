@@ -2,7 +2,7 @@
 // gives a primitive that needs scratch memory the scratchpad of the thread that created it;
 // ResNet-50's Winograd convolutions then crashed when `infer-run --concurrency 2` ran its
 // sessions from worker threads (SIGSEGV on a Zen 4). The device makes such primitives with a
-// scratchpad of the program's own (builder_scratchpad.cpp, Builder::remade).
+// scratchpad of the program's own (builder_scratchpad.cpp, with_own_scratchpad).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -134,10 +134,11 @@ TEST(OnednnThreads, SmallComputationsRunOnOneThread) {
   std::filesystem::remove(path);
 }
 
-// The Silero-style VAD's 1-D convolutions (tests/bench/dynamic_shapes.py): oneDNN's brgemm
-// convolution made for one thread chose other blocks than the weights had been reordered into,
-// and the model's outputs were wrong (max difference 0.18) until Builder::remade checked every
-// argument's layout. Several chunk lengths, with their bias and Relu post-ops.
+// The Silero-style VAD's 1-D convolutions (tests/bench/dynamic_shapes.py): a first version made
+// small primitives again for one thread after their weights had been reordered, and oneDNN's
+// brgemm convolution then chose other blocks, so the model's outputs were wrong (max difference
+// 0.18). Small nodes are now emitted for one thread from the start (Builder::emit). Several
+// chunk lengths, with their bias and Relu post-ops.
 TEST(OnednnThreads, OneThreadPrimitivesKeepTheLayoutsOfTheirArguments) {
   for (int64_t length : {1, 4, 9}) {
     SCOPED_TRACE(length);
@@ -156,8 +157,18 @@ TEST(OnednnThreads, OneThreadPrimitivesKeepTheLayoutsOfTheirArguments) {
     m.node("Conv", {"r1", "w2", "b2"}, {"c2"});
     m.node("Relu", {"c2"}, {"y"});
     m.output("y");
-    expect_matches_cpu(m, {{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 64, length}, 1)}},
-                       onednn_only("threads=2"));
+    const Inputs in{{"x", random_tensor(LOOM_DTYPE_FLOAT32, {1, 64, length}, 1)}};
+    expect_matches_cpu(m, in, onednn_only("threads=2"));
+    // 2 x outputs x (input channels x kernel) of each convolution; those of at most 256 kFLOP
+    // (all three at lengths 1 and 4, the last one at 9) run on one thread.
+    size_t small = 0;
+    for (double flops :
+         {2.0 * 128 * length * 64 * 3, 2.0 * 64 * length * 128 * 3, 2.0 * 64 * length * 64})
+      small += flops <= 256e3;
+    size_t one = 0;
+    for (const std::string& step : compiled_steps(m, in, "threads=2"))
+      one += step.rfind("Conv", 0) == 0 && step.find("[one thread]") != std::string::npos;
+    EXPECT_EQ(one, small);
   }
 }
 
