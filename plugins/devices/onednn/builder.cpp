@@ -455,13 +455,15 @@ void Builder::emit(int node) {
   const double flops = node_flops(g_, n);
   struct OneThread {
     Builder& b;
-    int saved = omp_get_max_threads();
+    const int saved = omp_get_max_threads();
+    const bool was = b.one_thread_;  // a node emitted from within another's emission
     OneThread(Builder& builder, bool one) : b(builder) {
-      b.one_thread_ = one;
-      if (one) omp_set_num_threads(1);
+      if (!one) return;
+      b.one_thread_ = true;
+      omp_set_num_threads(1);
     }
     ~OneThread() {
-      b.one_thread_ = false;
+      b.one_thread_ = was;
       omp_set_num_threads(saved);
     }
   } scope(*this, flops > 0 && flops <= kSerialFlops);
