@@ -208,8 +208,6 @@ class Session {
   // but graph outputs. The child then takes such runs as its own (its declared extent there
   // becomes open and its signature skips it). Empty when anything disqualifies the plan.
   FreeAxes adopt_free_axes();
-  // Whether `plan` serves the fed tensor inputs `fed` (ShapePlan::inputs' form) as they are.
-  static bool plan_serves(const ShapePlan& plan, const FedTensors& fed);
   // Evicts least recently used plans until the cache is within its bounds (the front stays).
   void evict_plans();
   // Compiles the only signature a single-signature session can see, at creation.

@@ -28,14 +28,18 @@ std::string dims_text(const int64_t* dims, int32_t rank, int id = -1, const Free
   return s;
 }
 
-// Whether two signatures are the same inputs with the same dtypes and extents.
-bool same_signature(const FedTensors& a, const FedTensors& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const loom_tensor_t &x = a[i].second, &y = b[i].second;
-    if (a[i].first != b[i].first || x.dtype != y.dtype || x.rank != y.rank ||
-        !std::equal(x.dims, x.dims + x.rank, y.dims))
-      return false;
+// Whether a plan for the tensor inputs `inputs` serves the fed tensor inputs `fed` as they are:
+// the same inputs, dtypes and ranks, and the same extents except on the plan's `free` axes
+// (none: the very same signature). Compared field by field: a streaming model runs every few
+// dozen microseconds, and a formatted key cost it about one of them.
+bool signature_serves(const FedTensors& inputs, const FreeAxes& free, const FedTensors& fed) {
+  if (fed.size() != inputs.size()) return false;
+  for (size_t i = 0; i < fed.size(); ++i) {
+    const auto& [id, t] = inputs[i];
+    const loom_tensor_t& f = fed[i].second;
+    if (fed[i].first != id || f.dtype != t.dtype || f.rank != t.rank) return false;
+    for (int32_t d = 0; d < t.rank; ++d)
+      if (f.dims[d] != t.dims[d] && !is_free_axis(free, id, d)) return false;
   }
   return true;
 }
@@ -220,15 +224,14 @@ void Session::run_per_shape(const std::vector<std::string>& names,
   // Checks names, dtypes and the declared extents once, here, with the model's own names.
   BoundInputs bound = bind_inputs(names, inputs);
   const FedTensors fed = fed_tensors(g, bound.values);
-  // Compared field by field: a streaming model runs every few dozen microseconds, and a
-  // formatted key cost it about one of them.
   auto it = std::find_if(shape_plans_.begin(), shape_plans_.end(),
-                         [&](const ShapePlan& p) { return same_signature(p.inputs, fed); });
+                         [&](const ShapePlan& p) { return signature_serves(p.inputs, {}, fed); });
   // A plan whose devices run any extent where this signature differs serves it as it is: a
   // generation loop's cache grows by one at every step, and would otherwise plan every step.
   if (it == shape_plans_.end())
-    it = std::find_if(shape_plans_.begin(), shape_plans_.end(),
-                      [&](const ShapePlan& p) { return !p.free.empty() && plan_serves(p, fed); });
+    it = std::find_if(shape_plans_.begin(), shape_plans_.end(), [&](const ShapePlan& p) {
+      return !p.free.empty() && signature_serves(p.inputs, p.free, fed);
+    });
   if (it != shape_plans_.end()) {
     ++plan_hits_;
     shape_plans_.splice(shape_plans_.begin(), shape_plans_, it);
@@ -267,18 +270,6 @@ void Session::run_per_shape(const std::vector<std::string>& names,
     evict_plans();
   }
   shape_plans_.front().session->run_values(names, inputs, emit);
-}
-
-bool Session::plan_serves(const ShapePlan& plan, const FedTensors& fed) {
-  if (fed.size() != plan.inputs.size()) return false;
-  for (size_t i = 0; i < fed.size(); ++i) {
-    const auto& [id, t] = plan.inputs[i];
-    const loom_tensor_t& f = fed[i].second;
-    if (fed[i].first != id || f.dtype != t.dtype || f.rank != t.rank) return false;
-    for (int32_t d = 0; d < t.rank; ++d)
-      if (f.dims[d] != t.dims[d] && !is_free_axis(plan.free, id, d)) return false;
-  }
-  return true;
 }
 
 FreeAxes Session::adopt_free_axes() {

@@ -369,7 +369,10 @@ double node_flops(const IrGraph& g, const IrNode& n) {
   const bool product =
       n.op == "MatMul" || n.op == "Gemm" || n.op == "MatMulInteger" || n.op == "QLinearMatMul";
   if ((!conv && !product) || n.outputs.empty() || n.outputs[0] < 0) return 0;
-  const int w = n.quant ? n.quant->w : (n.inputs.size() > 1 ? n.inputs[1] : -1);
+  // The weights: the rewrite's, else input 1 (input 3 of QLinearConv/QLinearMatMul, after the
+  // source's scale and zero point).
+  const size_t weights = n.op.rfind("QLinear", 0) == 0 ? 3 : 1;
+  const int w = n.quant ? n.quant->w : (n.inputs.size() > weights ? n.inputs[weights] : -1);
   if (w < 0) return 0;
   const std::vector<int64_t>& yd = g.value(n.outputs[0]).dims;
   if (yd.size() < 2) return 0;

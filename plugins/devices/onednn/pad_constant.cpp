@@ -112,7 +112,7 @@ PadConstantShape merged(const PadConstantShape& s) {
   const size_t rank = s.dst_dims.size();
   auto unpadded = [&](size_t d) { return s.before[d] == 0 && s.src_dims[d] == s.dst_dims[d]; };
   for (size_t d = 0; d + 1 < rank; ++d) {
-    if (d > 0 && unpadded(d) && unpadded(d - 1) && !m.dst_dims.empty()) {
+    if (d > 0 && unpadded(d) && unpadded(d - 1)) {
       m.src_dims.back() *= s.src_dims[d];
       m.dst_dims.back() *= s.dst_dims[d];
       continue;
